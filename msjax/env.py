@@ -1,0 +1,567 @@
+"""Minesweeper as pure JAX functions: one board per call, batched with ``jax.vmap``.
+
+The game follows the core spec (seed 000): a board of ``H x W`` cells holding
+``mine_count`` mines that are placed at the first reveal, so the first click is
+always safe (and, with ``guarantee_safe_neighborhood``, opens a region). Revealing a
+zero opens its connected zero region and the numbers on its border. An action
+``a < H*W`` reveals cell ``a`` (row-major); ``a >= H*W`` toggles the flag on cell
+``a - H*W``.
+
+Choices the seed leaves open, fixed here:
+
+* Revealing a flagged cell is legal: the flag is removed and the cell revealed (the
+  seed masks only revealed cells). A cascade likewise reveals flagged cells it reaches,
+  which are provably safe, and clears their flags, so ``flags`` never covers a revealed
+  cell.
+* Every valid step costs ``step_penalty``. A reveal earns ``progress_reward`` per newly
+  revealed safe cell (the cascade included, each cell counted once); the terminal step
+  adds ``win_reward`` or ``loss_reward`` on top of its own progress reward.
+* With ``use_flag_shaping``, placing a flag earns ``flag_correct_reward`` on a mine and
+  ``flag_incorrect_reward`` elsewhere; removing it pays the same amount back, so
+  toggling a flag on and off nets zero. Before the first reveal there are no mines yet,
+  so flags earn nothing then.
+* An invalid action (any action on a revealed cell, i.e. one ``action_mask`` rules out)
+  costs ``invalid_penalty``, leaves the board unchanged, and sets ``info["invalid"]``;
+  it still counts as a step towards ``max_steps``. A step on a finished game does
+  nothing and returns reward 0.
+* ``frontier_only_reveals`` narrows the *action mask* to hidden cells next to a revealed
+  one (a curriculum aid for the agent); it is not a rule of the game, so ``step`` still
+  accepts any hidden cell.
+
+Flood fill runs on bit-packed rows (one ``uint32`` per row), so ``W <= 32``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+MAX_WIDTH = 32
+NUM_BASE_CHANNELS = 11  # revealed, flags, one-hot counts 0..8
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvConfig:
+    """Static description of a game: board, mines, rewards and observation options.
+
+    Frozen and hashable, so it is passed to jitted functions as a static argument.
+
+    Attributes:
+      H, W: board height and width (1 <= H, 1 <= W <= 32, H*W >= 2).
+      mine_count: mines per game (ignored when ``density_band`` is set).
+      guarantee_safe_neighborhood: the first click and its 8 neighbours hold no mine.
+      progress_reward: reward per newly revealed safe cell.
+      win_reward, loss_reward: added on the terminal step.
+      step_penalty: subtracted on every valid step.
+      invalid_penalty: subtracted (alone) on an invalid action.
+      flag_correct_reward, flag_incorrect_reward: flag shaping, when ``use_flag_shaping``.
+      obs_frontier: add a frontier channel (hidden cells next to a revealed cell).
+      obs_scalars: add two broadcast channels, ``remaining_mines_ratio`` and ``progress``.
+      frontier_only_reveals: restrict the action mask's reveals to the frontier.
+      density_band: ``(low, high)`` mine densities; each game draws its mine count
+        uniformly from the integers in ``[ceil(low*H*W), floor(high*H*W)]``.
+      max_steps: end a game (lost, not won) after this many steps; 0 means no limit.
+    """
+
+    H: int = 8
+    W: int = 8
+    mine_count: int = 10
+    guarantee_safe_neighborhood: bool = True
+    progress_reward: float = 0.01
+    win_reward: float = 1.0
+    loss_reward: float = -1.0
+    step_penalty: float = 1e-4
+    invalid_penalty: float = 1e-3
+    flag_correct_reward: float = 0.002
+    flag_incorrect_reward: float = -0.002
+    use_flag_shaping: bool = False
+    obs_frontier: bool = False
+    obs_scalars: bool = False
+    frontier_only_reveals: bool = False
+    density_band: tuple[float, float] | None = None
+    max_steps: int = 0
+
+    def __post_init__(self):
+        validate_config(self)
+
+    @property
+    def num_cells(self) -> int:
+        return self.H * self.W
+
+    @property
+    def num_actions(self) -> int:
+        return 2 * self.H * self.W
+
+    @property
+    def max_mines_allowed(self) -> int:
+        """Most mines that fit once the first click (and its neighbourhood) is kept clear.
+
+        The largest cleared area is a full 3x3 block when the board allows one.
+        """
+        cleared = min(self.H, 3) * min(self.W, 3) if self.guarantee_safe_neighborhood else 1
+        return self.num_cells - cleared
+
+    @property
+    def mine_count_range(self) -> tuple[int, int]:
+        """Smallest and largest mine count a game of this config can have."""
+        if self.density_band is None:
+            return self.mine_count, self.mine_count
+        low, high = self.density_band
+        return math.ceil(low * self.num_cells - 1e-9), math.floor(high * self.num_cells + 1e-9)
+
+
+def validate_config(cfg: EnvConfig) -> None:
+    """Raises ``ValueError`` naming the offending field and its allowed range."""
+    for name in ("H", "W", "mine_count", "max_steps"):
+        value = getattr(cfg, name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"EnvConfig.{name} must be an int, got {value!r}")
+    if cfg.H < 1:
+        raise ValueError(f"EnvConfig.H={cfg.H} must be >= 1")
+    if not 1 <= cfg.W <= MAX_WIDTH:
+        raise ValueError(
+            f"EnvConfig.W={cfg.W} must be in [1, {MAX_WIDTH}] (rows are bit-packed into uint32)"
+        )
+    if cfg.H * cfg.W < 2:
+        raise ValueError(f"EnvConfig: a {cfg.H}x{cfg.W} board has fewer than 2 cells")
+    if cfg.max_steps < 0:
+        raise ValueError(f"EnvConfig.max_steps={cfg.max_steps} must be >= 0 (0 = no limit)")
+    most = cfg.max_mines_allowed
+    rule = "a safe first-click neighbourhood" if cfg.guarantee_safe_neighborhood else "a safe first click"
+    if cfg.density_band is None:
+        if not 1 <= cfg.mine_count <= most:
+            raise ValueError(
+                f"EnvConfig.mine_count={cfg.mine_count} does not fit a {cfg.H}x{cfg.W} board "
+                f"with {rule}: allowed range is [1, {most}]"
+            )
+        return
+    band = cfg.density_band
+    if len(band) != 2 or not all(isinstance(x, (int, float)) for x in band):
+        raise ValueError(f"EnvConfig.density_band={band!r} must be a pair (low, high) of floats")
+    low, high = band
+    if not 0.0 < low <= high < 1.0:
+        raise ValueError(f"EnvConfig.density_band={band!r} must satisfy 0 < low <= high < 1")
+    fewest, most_drawn = cfg.mine_count_range
+    if fewest > most_drawn:
+        raise ValueError(
+            f"EnvConfig.density_band={band!r} holds no whole mine count on a {cfg.H}x{cfg.W} board"
+        )
+    if fewest < 1 or most_drawn > most:
+        raise ValueError(
+            f"EnvConfig.density_band={band!r} gives {fewest}..{most_drawn} mines; a {cfg.H}x{cfg.W} "
+            f"board with {rule} allows [1, {most}]"
+        )
+
+
+@struct.dataclass
+class EnvState:
+    """One game. Batched states carry a leading batch axis on every field.
+
+    Attributes:
+      mine_mask: bool[H, W], the hidden mines (all False until the first reveal).
+      counts: int8[H, W], mines among each cell's 8 neighbours (valid once placed).
+      revealed: bool[H, W], cells the player has opened.
+      flags: bool[H, W], the player's flags (never on a revealed cell).
+      first_click_done: bool[], mines have been placed.
+      step_count: int32[], steps taken in this game, invalid ones included.
+      done: bool[], the game is over.
+      won: bool[], every safe cell is revealed.
+      mine_count: int32[], mines in this game.
+      key: PRNG key of this game (mine placement; the next game's key under auto-reset).
+    """
+
+    mine_mask: jax.Array
+    counts: jax.Array
+    revealed: jax.Array
+    flags: jax.Array
+    first_click_done: jax.Array
+    step_count: jax.Array
+    done: jax.Array
+    won: jax.Array
+    mine_count: jax.Array
+    key: jax.Array
+
+
+# ----------------------------------------------------------------------------- bit rows
+
+
+def _row_mask(cfg: EnvConfig) -> jax.Array:
+    return jnp.uint32((1 << cfg.W) - 1 if cfg.W < 32 else 0xFFFFFFFF)
+
+
+def pack_rows(cells: jax.Array) -> jax.Array:
+    """bool[..., H, W] -> uint32[..., H], bit ``c`` of row ``r`` is cell ``(r, c)``."""
+    width = cells.shape[-1]
+    weights = jnp.left_shift(jnp.uint32(1), jnp.arange(width, dtype=jnp.uint32))
+    return jnp.sum(jnp.where(cells, weights, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
+
+
+def unpack_rows(rows: jax.Array, width: int) -> jax.Array:
+    """uint32[..., H] -> bool[..., H, W], the inverse of ``pack_rows``."""
+    shifts = jnp.arange(width, dtype=jnp.uint32)
+    return (jnp.right_shift(rows[..., None], shifts) & jnp.uint32(1)).astype(bool)
+
+
+def _dilate_rows(rows: jax.Array, cfg: EnvConfig) -> jax.Array:
+    """uint32[H] -> uint32[H]: each set cell and its 8 neighbours."""
+    wide = (rows | (rows << 1) | (rows >> 1)) & _row_mask(cfg)
+    zero = jnp.zeros((1,), jnp.uint32)
+    above = jnp.concatenate([wide[1:], zero])
+    below = jnp.concatenate([zero, wide[:-1]])
+    return wide | above | below
+
+
+def neighbour_sum(cells: jax.Array) -> jax.Array:
+    """bool|int[..., H, W] -> int32[..., H, W]: sum over each cell's 8 neighbours."""
+    padded = jnp.pad(cells.astype(jnp.int32), [(0, 0)] * (cells.ndim - 2) + [(1, 1), (1, 1)])
+    height, width = cells.shape[-2:]
+    total = jnp.zeros(cells.shape, jnp.int32)
+    for dr in (0, 1, 2):
+        for dc in (0, 1, 2):
+            if (dr, dc) != (1, 1):
+                total = total + padded[..., dr : dr + height, dc : dc + width]
+    return total
+
+
+def dilate(cells: jax.Array) -> jax.Array:
+    """bool[..., H, W] -> bool[..., H, W]: each set cell and its 8 neighbours."""
+    return (neighbour_sum(cells) > 0) | cells
+
+
+# ----------------------------------------------------------------------------- reset
+
+
+def _draw_mine_count(key: jax.Array, cfg: EnvConfig) -> jax.Array:
+    fewest, most = cfg.mine_count_range
+    if fewest == most:
+        return jnp.int32(fewest)
+    return jax.random.randint(key, (), fewest, most + 1, dtype=jnp.int32)
+
+
+def _empty_state(key: jax.Array, mine_count: jax.Array, cfg: EnvConfig) -> EnvState:
+    cells = jnp.zeros((cfg.H, cfg.W), bool)
+    return EnvState(
+        mine_mask=cells,
+        counts=jnp.zeros((cfg.H, cfg.W), jnp.int8),
+        revealed=cells,
+        flags=cells,
+        first_click_done=jnp.bool_(False),
+        step_count=jnp.int32(0),
+        done=jnp.bool_(False),
+        won=jnp.bool_(False),
+        mine_count=jnp.asarray(mine_count, jnp.int32),
+        key=key,
+    )
+
+
+def reset(key: jax.Array, cfg: EnvConfig) -> EnvState:
+    """A fresh game: nothing revealed, mines placed at the first reveal.
+
+    Costs almost nothing: no random draw beyond the mine count of a density band.
+    """
+    if cfg.density_band is None:
+        return _empty_state(key, jnp.int32(cfg.mine_count), cfg)
+    count_key, game_key = jax.random.split(key)
+    return _empty_state(game_key, _draw_mine_count(count_key, cfg), cfg)
+
+
+def from_mines(mine_mask: jax.Array, cfg: EnvConfig, key: jax.Array | None = None) -> EnvState:
+    """A game with exactly this layout (``bool[H, W]``); nothing moves at the first click."""
+    mine_mask = jnp.asarray(mine_mask, bool)
+    chex.assert_shape(mine_mask, (cfg.H, cfg.W))
+    key = jax.random.key(0) if key is None else key
+    state = _empty_state(key, jnp.sum(mine_mask, dtype=jnp.int32), cfg)
+    return state.replace(
+        mine_mask=mine_mask,
+        counts=neighbour_sum(mine_mask).astype(jnp.int8),
+        first_click_done=jnp.bool_(True),
+    )
+
+
+def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
+    """Places ``state.mine_count`` mines uniformly among the cells the first click allows.
+
+    Uses Floyd's algorithm, which draws a uniform k-subset of ``{0..n-1}`` with k random
+    integers and no sort; the subset's indices are then mapped onto the allowed cells in
+    row-major order.
+    """
+    rows = jnp.arange(cfg.H)[:, None]
+    cols = jnp.arange(cfg.W)[None, :]
+    r, c = cell // cfg.W, cell % cfg.W
+    if cfg.guarantee_safe_neighborhood:
+        excluded = (jnp.abs(rows - r) <= 1) & (jnp.abs(cols - c) <= 1)
+    else:
+        excluded = (rows == r) & (cols == c)
+    allowed = ~excluded.reshape(-1)
+    num_allowed = jnp.sum(allowed, dtype=jnp.int32)
+    k = state.mine_count
+    _, most = cfg.mine_count_range
+    place_key, next_key = jax.random.split(state.key)
+    draws = jax.random.uniform(place_key, (most,))
+
+    def floyd(i, chosen):
+        j = num_allowed - k + i  # j runs over n-k .. n-1
+        t = jnp.minimum((draws[i] * (j + 1)).astype(jnp.int32), j)
+        pick = jnp.where(chosen[t], j, t)
+        return jnp.where(i < k, chosen.at[pick].set(True), chosen)
+
+    chosen = jax.lax.fori_loop(0, most, floyd, jnp.zeros(cfg.num_cells, bool))
+    rank = jnp.cumsum(allowed) - 1
+    mine_mask = (allowed & chosen[rank]).reshape(cfg.H, cfg.W)
+    return state.replace(
+        mine_mask=mine_mask,
+        counts=neighbour_sum(mine_mask).astype(jnp.int8),
+        first_click_done=jnp.bool_(True),
+        key=next_key,
+    )
+
+
+# ----------------------------------------------------------------------------- step
+
+
+def _flood_fill(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> jax.Array:
+    """bool[H, W]: the cells a reveal of safe ``cell`` opens (itself, and if it is a zero,
+    its connected zero region and that region's border)."""
+    zero_cells = pack_rows((state.counts == 0) & ~state.mine_mask)
+    r, c = cell // cfg.W, cell % cfg.W
+    click = jnp.where(jnp.arange(cfg.H) == r, jnp.left_shift(jnp.uint32(1), c.astype(jnp.uint32)), 0)
+    click = click.astype(jnp.uint32)
+    region = click & zero_cells
+
+    def grow(carry):
+        _, current = carry
+        return current, current | (_dilate_rows(current, cfg) & zero_cells)
+
+    def changed(carry):
+        previous, current = carry
+        return jnp.any(previous != current)
+
+    _, region = jax.lax.while_loop(changed, grow, (jnp.zeros_like(region), region))
+    opened = _dilate_rows(region, cfg) | click
+    return unpack_rows(opened, cfg.W)
+
+
+def _decode(action: jax.Array, cfg: EnvConfig) -> tuple[jax.Array, jax.Array]:
+    action = jnp.asarray(action, jnp.int32)
+    return action % cfg.num_cells, action >= cfg.num_cells
+
+
+def _needs_mines(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Array:
+    cell, is_flag = _decode(action, cfg)
+    hidden = ~state.revealed.reshape(-1)[cell]
+    return ~state.done & ~state.first_click_done & ~is_flag & hidden
+
+
+def _place_if_needed(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvState:
+    cell, _ = _decode(action, cfg)
+    placed = _place_mines(state, cell, cfg)
+    needs = _needs_mines(state, action, cfg)
+    return jax.tree.map(lambda new, old: jnp.where(needs, new, old), placed, state)
+
+
+def _apply_action(
+    state: EnvState, action: jax.Array, cfg: EnvConfig
+) -> tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]:
+    """The step once mines are in place (or the action needs none)."""
+    cell, is_flag = _decode(action, cfg)
+    one_hot = (jnp.arange(cfg.num_cells) == cell).reshape(cfg.H, cfg.W)
+    valid = ~state.done & ~state.revealed.reshape(-1)[cell]
+    reveal = valid & ~is_flag
+    toggle = valid & is_flag
+
+    hit_mine = reveal & state.mine_mask.reshape(-1)[cell]
+    opened = jnp.where(reveal & ~hit_mine, _flood_fill(state, cell, cfg), one_hot & reveal)
+    revealed = state.revealed | opened
+    new_safe = jnp.sum(opened & ~state.revealed & ~state.mine_mask, dtype=jnp.int32)
+    flags = jnp.where(toggle, state.flags ^ one_hot, state.flags) & ~revealed
+
+    safe_cells = cfg.num_cells - state.mine_count
+    won = ~hit_mine & (jnp.sum(revealed & ~state.mine_mask, dtype=jnp.int32) == safe_cells)
+    won = won & state.first_click_done
+    step_count = state.step_count + jnp.where(state.done, 0, 1)
+    out_of_steps = (cfg.max_steps > 0) & (step_count >= cfg.max_steps) & ~state.done
+    done = state.done | hit_mine | won | out_of_steps
+
+    reward = cfg.progress_reward * new_safe - cfg.step_penalty
+    reward = reward + jnp.where(won, cfg.win_reward, 0.0) + jnp.where(hit_mine, cfg.loss_reward, 0.0)
+    if cfg.use_flag_shaping:
+        on_mine = state.mine_mask.reshape(-1)[cell]
+        shaping = jnp.where(on_mine, cfg.flag_correct_reward, cfg.flag_incorrect_reward)
+        placing = ~state.flags.reshape(-1)[cell]
+        shaping = jnp.where(placing, shaping, -shaping) * state.first_click_done
+        reward = reward + jnp.where(toggle, shaping, 0.0)
+    invalid = ~valid & ~state.done
+    reward = jnp.where(invalid, -cfg.invalid_penalty, reward)
+    reward = jnp.where(state.done, 0.0, reward).astype(jnp.float32)
+
+    next_state = state.replace(
+        revealed=revealed,
+        flags=flags,
+        step_count=step_count,
+        done=done,
+        won=state.won | won,
+    )
+    info = {
+        "invalid": invalid,
+        "new_revealed": new_safe,
+        "won": next_state.won,
+        "lost": done & ~next_state.won,
+        "steps": step_count,
+        "revealed_fraction": jnp.sum(revealed & ~state.mine_mask, dtype=jnp.int32) / safe_cells,
+    }
+    return next_state, reward, done, info
+
+
+def step(
+    state: EnvState, action: jax.Array, cfg: EnvConfig
+) -> tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]:
+    """Plays one action on one board.
+
+    Args:
+      state: the game before the action.
+      action: int32[], in ``[0, 2*H*W)``.
+      cfg: the static config.
+
+    Returns:
+      ``(state, reward: float32[], done: bool[], info)``; ``info`` holds ``invalid``,
+      ``new_revealed`` (safe cells opened by this step), ``won``, ``lost``, ``steps`` and
+      ``revealed_fraction`` (of the safe cells), all scalars.
+    """
+    state = _place_if_needed(state, action, cfg)
+    return _apply_action(state, action, cfg)
+
+
+# ----------------------------------------------------------------------------- batches
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def batch_reset(key: jax.Array, cfg: EnvConfig, num_envs: int) -> EnvState:
+    """``num_envs`` fresh games, each with its own key: an ``EnvState`` with a batch axis."""
+    return jax.vmap(reset, in_axes=(0, None))(jax.random.split(key, num_envs), cfg)
+
+
+def _auto_reset(state: EnvState, cfg: EnvConfig) -> EnvState:
+    next_key, _ = jax.random.split(state.key)
+    fresh = reset(next_key, cfg)
+    return jax.tree.map(lambda new, old: jnp.where(state.done, new, old), fresh, state)
+
+
+@functools.partial(jax.jit, static_argnums=(2,))
+def batch_step(
+    states: EnvState, actions: jax.Array, cfg: EnvConfig
+) -> tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]:
+    """Steps a batch of games and starts a new game on every board that finished.
+
+    Equivalent to ``jax.vmap(step)`` followed by a reset of finished boards, but mine
+    placement and the reset run only when some board in the batch needs them (one
+    ``lax.cond`` each over the batch), so steps without first clicks or endings skip
+    that work. The returned states of finished boards are already fresh games; the
+    finished games' outcome is in ``done`` and ``info``.
+
+    Args:
+      states: ``EnvState`` with a leading batch axis ``[B]``.
+      actions: int32[B].
+      cfg: the static config.
+
+    Returns:
+      ``(states, reward: float32[B], done: bool[B], info)`` with ``info`` as in ``step``,
+      each field ``[B]``.
+    """
+    chex.assert_shape(actions, states.done.shape)
+    place = jax.vmap(_place_if_needed, in_axes=(0, 0, None))
+    needs = jax.vmap(_needs_mines, in_axes=(0, 0, None))(states, actions, cfg)
+    states = jax.lax.cond(jnp.any(needs), lambda s: place(s, actions, cfg), lambda s: s, states)
+    states, reward, done, info = jax.vmap(_apply_action, in_axes=(0, 0, None))(states, actions, cfg)
+    restart = jax.vmap(_auto_reset, in_axes=(0, None))
+    states = jax.lax.cond(jnp.any(done), lambda s: restart(s, cfg), lambda s: s, states)
+    return states, reward, done, info
+
+
+# ----------------------------------------------------------------------------- views
+
+
+def frontier(state: EnvState) -> jax.Array:
+    """bool[H, W]: hidden cells next to a revealed cell."""
+    return dilate(state.revealed) & ~state.revealed
+
+
+def action_mask(state: EnvState, cfg: EnvConfig, frontier_only: Any = None) -> jax.Array:
+    """bool[2*H*W]: the legal actions. Reveals and flags are legal on hidden cells.
+
+    With ``frontier_only`` (default ``cfg.frontier_only_reveals``; may be a traced bool so a
+    training loop can switch it off without recompiling) reveals are limited to the
+    frontier whenever the frontier is not empty. A finished game has no legal action.
+    """
+    hidden = ~state.revealed & ~state.done
+    if frontier_only is None:
+        frontier_only = cfg.frontier_only_reveals
+    near = frontier(state)
+    restrict = jnp.asarray(frontier_only) & jnp.any(near)
+    reveal_ok = jnp.where(restrict, hidden & near, hidden)
+    return jnp.concatenate([reveal_ok.reshape(-1), hidden.reshape(-1)])
+
+
+def num_channels(cfg: EnvConfig) -> int:
+    """Channels of ``observe``: 11, plus 1 for the frontier, plus 2 for the scalars."""
+    return NUM_BASE_CHANNELS + int(cfg.obs_frontier) + 2 * int(cfg.obs_scalars)
+
+
+def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
+    """float32[C, H, W], what the player sees.
+
+    Channels: revealed, flags, one-hot of the number (0..8) on revealed cells; then the
+    frontier (``obs_frontier``); then ``remaining_mines_ratio`` = (mines - flags) / mines
+    and ``progress`` = revealed safe cells / safe cells, broadcast (``obs_scalars``).
+    """
+    revealed = state.revealed
+    numbers = (state.counts[None] == jnp.arange(9, dtype=jnp.int8)[:, None, None]) & revealed
+    channels = [revealed[None], state.flags[None], numbers]
+    if cfg.obs_frontier:
+        channels.append(frontier(state)[None])
+    planes = jnp.concatenate(channels).astype(jnp.float32)
+    if cfg.obs_scalars:
+        mines = jnp.maximum(state.mine_count, 1).astype(jnp.float32)
+        remaining = (mines - jnp.sum(state.flags)) / mines
+        progress = jnp.sum(revealed & ~state.mine_mask) / (cfg.num_cells - mines)
+        scalars = jnp.stack([remaining, progress]).astype(jnp.float32)
+        planes = jnp.concatenate([planes, jnp.broadcast_to(scalars[:, None, None], (2, cfg.H, cfg.W))])
+    return planes
+
+
+def render(state: EnvState, cfg: EnvConfig | None = None) -> str:
+    """A plain-text picture of one board, for debugging and test messages.
+
+    ``#`` hidden, ``F`` flag, ``.`` revealed zero, ``1``-``8`` numbers. Once the game is
+    over the mines show: ``*`` a mine, ``X`` the mine that was hit, ``x`` a wrong flag.
+    """
+    import numpy as np  # host-side only
+
+    revealed = np.asarray(state.revealed)
+    flags = np.asarray(state.flags)
+    mines = np.asarray(state.mine_mask)
+    counts = np.asarray(state.counts)
+    over = bool(np.asarray(state.done))
+    lines = []
+    for r in range(revealed.shape[0]):
+        row = []
+        for c in range(revealed.shape[1]):
+            if revealed[r, c]:
+                ch = "X" if mines[r, c] else ("." if counts[r, c] == 0 else str(counts[r, c]))
+            elif over and mines[r, c]:
+                ch = "F" if flags[r, c] else "*"
+            elif flags[r, c]:
+                ch = "x" if over else "F"
+            else:
+                ch = "#"
+            row.append(ch)
+        lines.append(" ".join(row))
+    status = "won" if bool(np.asarray(state.won)) else ("lost" if over else "playing")
+    lines.append(f"[{status}, step {int(np.asarray(state.step_count))}, {int(np.asarray(state.mine_count))} mines]")
+    return "\n".join(lines)
