@@ -1,0 +1,83 @@
+"""The network: shapes, action layout, board-size independence, bf16, config errors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from msjax import env as ms_env
+from msjax import models
+
+TINY = models.ModelConfig(channels=(8, 8), value_hidden=8)
+
+
+def _obs(env_cfg, batch=3, seed=0):
+    states = ms_env.batch_reset(jax.random.key(seed), env_cfg, batch)
+    states, *_ = ms_env.batch_step(states, jnp.zeros(batch, jnp.int32), env_cfg)
+    return jax.vmap(ms_env.observe, in_axes=(0, None))(states, env_cfg)
+
+
+def test_heads_have_the_documented_shapes():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
+    params = models.init_params(jax.random.key(0), TINY, env_cfg)
+    logits, value, mine_logits = models.make_model(TINY).apply(params, _obs(env_cfg))
+    assert logits.shape == (3, 2 * 25) and logits.dtype == jnp.float32
+    assert value.shape == (3,) and value.dtype == jnp.float32
+    assert mine_logits.shape == (3, 5, 5) and mine_logits.dtype == jnp.float32
+
+
+def test_one_set_of_weights_runs_on_any_board_size():
+    params = models.init_params(jax.random.key(0), TINY, ms_env.EnvConfig(H=5, W=5, mine_count=3))
+    wide = ms_env.EnvConfig(H=4, W=7, mine_count=3)
+    logits, value, mine_logits = models.make_model(TINY).apply(params, _obs(wide, batch=2))
+    assert logits.shape == (2, 2 * 28) and value.shape == (2,) and mine_logits.shape == (2, 4, 7)
+
+
+def test_logits_list_all_reveals_then_all_flags_in_row_major_order():
+    env_cfg = ms_env.EnvConfig(H=3, W=4, mine_count=2)
+    params = models.init_params(jax.random.key(0), TINY, env_cfg)
+    model = models.make_model(TINY)
+    (logits, _, _), state = model.apply(params, _obs(env_cfg, batch=2), capture_intermediates=True)
+    per_cell = state["intermediates"]["policy_head"]["__call__"][0]  # [B, H, W, (reveal, flag)]
+    np.testing.assert_array_equal(logits[:, :12], per_cell[..., 0].reshape(2, 12))
+    np.testing.assert_array_equal(logits[:, 12:], per_cell[..., 1].reshape(2, 12))
+    # cell (r, c) = (1, 2) is reveal action 1*4 + 2 and flag action 12 + 6
+    assert logits[0, 6] == per_cell[0, 1, 2, 0] and logits[0, 18] == per_cell[0, 1, 2, 1]
+
+
+def test_residual_variant_has_the_same_interface():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
+    cfg = models.ModelConfig(residual=True, num_res_blocks=2, res_channels=8, value_hidden=8)
+    params = models.init_params(jax.random.key(0), cfg, env_cfg)
+    logits, value, mine_logits = models.make_model(cfg).apply(params, _obs(env_cfg))
+    assert logits.shape == (3, 50) and value.shape == (3,) and mine_logits.shape == (3, 5, 5)
+    assert "ResidualBlock_1" in params["params"]
+
+
+def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
+    bf16 = models.ModelConfig(channels=(8, 8), value_hidden=8, dtype="bfloat16")
+    params = models.init_params(jax.random.key(0), bf16, env_cfg)
+    assert all(leaf.dtype == jnp.float32 for leaf in jax.tree.leaves(params))
+    obs = _obs(env_cfg)
+    low = models.make_model(bf16).apply(params, obs)
+    full = models.make_model(TINY).apply(params, obs)
+    for low_out, full_out in zip(low, full):
+        assert low_out.dtype == jnp.float32
+        np.testing.assert_allclose(low_out, full_out, atol=0.1, rtol=0.1)
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("channels", (), "channels"),
+        ("channels", (8, 6), "multiple of 4"),
+        ("num_res_blocks", 0, "num_res_blocks"),
+        ("res_channels", 10, "res_channels"),
+        ("value_hidden", 0, "value_hidden"),
+        ("dtype", "float16", "dtype"),
+    ],
+)
+def test_bad_model_configs_name_the_field(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        models.ModelConfig(**{field: value})
