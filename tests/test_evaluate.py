@@ -1,0 +1,133 @@
+"""evaluate(): scripted agents with known outcomes, one game per board, the interval."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import struct
+
+from msjax import env as ms_env
+from msjax.evaluate import evaluate, play_games, random_agent, wilson_interval
+
+CFG = ms_env.EnvConfig(H=4, W=4, mine_count=3)
+
+
+@struct.dataclass
+class ScriptedAgent:
+    """Test-only cheat agents that read ``mine_mask``, which real agents never may.
+
+    After a first click on cell 5, ``plan`` 0 reveals a mine, 1 reveals a safe cell,
+    2 keeps revealing cell 0 and 3 reveals a random hidden cell. One pytree class, so
+    the scripts share a compiled loop.
+    """
+
+    plan: jax.Array
+
+    def act(self, state, key):
+        mine = jnp.argmax((state.mine_mask & ~state.revealed).reshape(-1))
+        safe = jnp.argmax((~state.mine_mask & ~state.revealed).reshape(-1))
+        guess = jax.random.categorical(key, jnp.where(~state.revealed.reshape(-1), 0.0, -jnp.inf))
+        chosen = jnp.stack([mine, safe, jnp.zeros_like(mine), guess])[self.plan]
+        return jnp.where(state.first_click_done, chosen, 5).astype(jnp.int32)
+
+
+reveal_a_mine = ScriptedAgent(jnp.int32(0))
+reveal_a_safe_cell = ScriptedAgent(jnp.int32(1))
+always_cell_zero = ScriptedAgent(jnp.int32(2))
+reveal_at_random = ScriptedAgent(jnp.int32(3))
+
+
+def test_an_agent_that_reveals_a_mine_after_the_first_click_never_wins():
+    result = evaluate(reveal_a_mine, CFG, episodes=48, batch_size=16)
+    assert result["win_rate"] == 0.0
+    assert result["steps_to_loss"] == 2.0
+    assert result["invalid_action_rate"] == 0.0
+    assert result["unfinished"] == 0
+    assert result["win_rate_ci95"][0] == 0.0 and result["win_rate_ci95"][1] < 0.1
+
+
+def test_an_agent_that_knows_the_mines_always_wins_and_reveals_everything():
+    result = evaluate(reveal_a_safe_cell, CFG, episodes=48, batch_size=16)
+    assert result["win_rate"] == 1.0
+    assert result["revealed_fraction"] == 1.0
+    assert np.isnan(result["steps_to_loss"])
+    assert 1.0 <= result["steps_to_win"] <= CFG.num_cells - CFG.mine_count
+    assert result["mean_return"] > CFG.win_reward
+
+
+def test_each_board_plays_exactly_one_game():
+    games = play_games(reveal_a_safe_cell, CFG, episodes=40, batch_size=8)
+    safe_cells = CFG.num_cells - CFG.mine_count
+    # A winning game opens each safe cell once: its progress rewards cannot exceed one
+    # game's worth, which they would if a board's next game leaked into its figures.
+    most = CFG.win_reward + safe_cells * CFG.progress_reward
+    assert games["won"].all()
+    assert (games["returns"] <= most + 1e-6).all()
+    assert (games["steps"] <= safe_cells).all()
+
+
+def test_games_that_hit_the_step_cap_count_as_losses_and_their_repeats_as_invalid():
+    cap = 4 * CFG.num_cells
+    games = play_games(always_cell_zero, CFG, episodes=30, batch_size=16)
+    stuck = ~games["finished"]
+    assert stuck.any(), "a first click on cell 5 should rarely win a 4x4x3 board at once"
+    assert not games["won"][stuck].any()
+    assert (games["steps"][stuck] == cap).all()
+    assert (games["invalid"][stuck] == cap - 1).all()
+    result = evaluate(always_cell_zero, CFG, episodes=30, batch_size=16)
+    assert result["unfinished"] == int(stuck.sum())
+
+
+def test_results_do_not_depend_on_the_batch_size():
+    small = play_games(reveal_at_random, CFG, episodes=40, seed=3, batch_size=16)
+    large = play_games(reveal_at_random, CFG, episodes=40, seed=3, batch_size=8)
+    for name in small:
+        np.testing.assert_array_equal(small[name], large[name], err_msg=name)
+
+
+def test_random_agent_plays_only_legal_reveals_and_wins_sometimes():
+    result = evaluate(random_agent(CFG), CFG, episodes=160, batch_size=16)
+    assert result["invalid_action_rate"] == 0.0
+    assert 0.0 < result["win_rate"] < 1.0
+    low, high = result["win_rate_ci95"]
+    assert low < result["win_rate"] < high
+
+
+@struct.dataclass
+class ThresholdAgent:
+    """A pytree agent: reveals the first hidden cell whose index is >= ``start``."""
+
+    start: jax.Array
+
+    def act(self, state, key):
+        hidden = ~state.revealed.reshape(-1)
+        ok = hidden & (jnp.arange(hidden.size) >= self.start)
+        return jnp.argmax(jnp.where(ok.any(), ok, hidden)).astype(jnp.int32)
+
+
+def test_a_pytree_agent_with_new_values_does_not_recompile():
+    traces = []
+
+    @struct.dataclass
+    class Counting(ThresholdAgent):
+        def act(self, state, key):
+            traces.append(1)
+            return ThresholdAgent.act(self, state, key)
+
+    evaluate(Counting(jnp.int32(0)), CFG, episodes=16, batch_size=16)
+    evaluate(Counting(jnp.int32(7)), CFG, episodes=16, batch_size=16)
+    assert len(traces) == 1
+
+
+def test_wilson_interval_matches_known_values():
+    low, high = wilson_interval(0, 10)
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
+    low, high = wilson_interval(50, 100)
+    assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
+
+
+def test_bad_arguments_are_rejected_with_the_argument_named():
+    with pytest.raises(ValueError, match="episodes"):
+        evaluate(random_agent(CFG), CFG, episodes=0)
+    with pytest.raises(ValueError, match="max_steps"):
+        evaluate(random_agent(CFG), CFG, episodes=4, max_steps=0)
