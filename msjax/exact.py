@@ -119,15 +119,20 @@ class _ComponentResult:
 
     Attributes:
       classes: tuple of tuples of cell indices (interchangeable cells).
-      weights: {mines m: number of layouts of the component with m mines}.
-      class_mines: {m: per class, sum over those layouts of the mines in the class}.
+      weights: {(m, p): number of layouts of the component with m mines, p of them on the
+        probe cells} (p is 0 without a probe).
+      class_mines: {(m, p): per class, sum over those layouts of the mines in the class}.
       approximate: the enumeration hit ``max_nodes`` and this is the local estimate.
     """
 
     classes: tuple[tuple[int, ...], ...]
-    weights: dict[int, int]
-    class_mines: dict[int, list[int]]
+    weights: dict[tuple[int, int], int]
+    class_mines: dict[tuple[int, int], list[int]]
     approximate: bool
+
+    @property
+    def sizes(self) -> list[int]:
+        return [len(c) for c in self.classes]
 
 
 def _order_classes(class_constraints: list[tuple[int, ...]], num_constraints: int) -> list[int]:
@@ -157,15 +162,24 @@ def _order_classes(class_constraints: list[tuple[int, ...]], num_constraints: in
 
 
 def _enumerate_component(
-    sizes: list[int], class_constraints: list[tuple[int, ...]], values: list[int], max_nodes: int
-) -> tuple[dict[int, int], dict[int, list[int]]]:
+    sizes: list[int],
+    class_constraints: list[tuple[int, ...]],
+    values: list[int],
+    max_nodes: int,
+    in_probe: list[bool],
+) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], list[int]]]:
     """Backtracking over the mines per class with forward checking on every constraint.
+
+    Each class's range of mine counts is cut to what keeps every constraint it touches
+    satisfiable, so every leaf is a solution.
 
     Args:
       sizes: cells per class.
       class_constraints: per class, the constraint ids it belongs to.
       values: per constraint, the mines its cells must hold.
       max_nodes: budget; ``_TooLarge`` is raised past it.
+      in_probe: per class, whether its cells are probe cells (their mines are tallied
+        separately, for the guess lookahead).
 
     Returns:
       ``(weights, class_mines)`` as in ``_ComponentResult``.
@@ -177,21 +191,22 @@ def _enumerate_component(
     for i, cons in enumerate(class_constraints):
         for c in cons:
             capacity[c] += sizes[i]
-    weights: dict[int, int] = {}
-    class_mines: dict[int, list[int]] = {}
+    weights: dict[tuple[int, int], int] = {}
+    class_mines: dict[tuple[int, int], list[int]] = {}
     mines_per_class = [0] * num_classes
     nodes = 0
 
-    def visit(depth: int, weight: int, mines: int) -> None:
+    def visit(depth: int, weight: int, mines: int, probe_mines: int) -> None:
         nonlocal nodes
         nodes += 1
         if nodes > max_nodes:
             raise _TooLarge
         if depth == num_classes:
-            weights[mines] = weights.get(mines, 0) + weight
-            tally = class_mines.get(mines)
+            key = (mines, probe_mines)
+            weights[key] = weights.get(key, 0) + weight
+            tally = class_mines.get(key)
             if tally is None:
-                tally = class_mines[mines] = [0] * num_classes
+                tally = class_mines[key] = [0] * num_classes
             for i in range(num_classes):
                 if mines_per_class[i]:
                     tally[i] += weight * mines_per_class[i]
@@ -199,6 +214,7 @@ def _enumerate_component(
         i = order[depth]
         size = sizes[i]
         cons = class_constraints[i]
+        probe = in_probe[i]
         low, high = 0, size
         for c in cons:
             need = values[c] - sums[c]
@@ -212,52 +228,134 @@ def _enumerate_component(
             for c in cons:
                 sums[c] += k
             mines_per_class[i] = k
-            visit(depth + 1, weight * _comb(size, k), mines + k)
+            visit(depth + 1, weight * _comb(size, k), mines + k, probe_mines + k * probe)
             for c in cons:
                 sums[c] -= k
         mines_per_class[i] = 0
         for c in cons:
             capacity[c] += size
 
-    visit(0, 1, 0)
+    visit(0, 1, 0, 0)
     return weights, class_mines
 
 
 def _local_estimate(
     sizes: list[int], class_constraints: list[tuple[int, ...]], values: list[int], cells: list[int]
-) -> tuple[dict[int, int], dict[int, list[int]]]:
+) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], list[int]]]:
     """The fallback: per class the mean density of its constraints, one total mine count."""
     density = [
-        sum(values[c] / cells[c] for c in cons) / len(cons) for cons in class_constraints
+        sum(values[c] / cells[c] for c in cons) / len(cons) if cons else 0.0 for cons in class_constraints
     ]
     expected = [d * s for d, s in zip(density, sizes)]
     total = int(round(sum(expected)))
-    # Scale by a large integer so the class tallies stay integers; weight = scale.
+    # Weight 10**6 so that the class tallies (expected mines x weight) stay integers.
     scale = 10**6
-    return {total: scale}, {total: [int(round(e * scale)) for e in expected]}
+    return {(total, 0): scale}, {(total, 0): [int(round(e * scale)) for e in expected]}
 
 
-def _solve_component(constraints: tuple[tuple[tuple[int, ...], int], ...], max_nodes: int) -> _ComponentResult:
-    """Enumerates one connected component given as ``((cells, value), ...)``."""
+def _solve_component(
+    constraints: tuple[tuple[tuple[int, ...], int], ...], max_nodes: int, probe: frozenset = frozenset()
+) -> _ComponentResult:
+    """Enumerates constraints given as ``((cells, value), ...)`` (usually one component).
+
+    Cells of ``probe`` are kept in classes of their own and their mines tallied apart.
+    """
     membership: dict[int, list[int]] = {}
     for ci, (cells, _) in enumerate(constraints):
         for cell in cells:
             membership.setdefault(cell, []).append(ci)
-    grouped: dict[tuple[int, ...], list[int]] = {}
+    grouped: dict[tuple[tuple[int, ...], bool], list[int]] = {}
     for cell, cons in membership.items():
-        grouped.setdefault(tuple(cons), []).append(cell)
+        grouped.setdefault((tuple(cons), cell in probe), []).append(cell)
     keys = sorted(grouped, key=lambda k: min(grouped[k]))
     classes = tuple(tuple(sorted(grouped[k])) for k in keys)
     sizes = [len(c) for c in classes]
+    class_constraints = [k[0] for k in keys]
     values = [v for _, v in constraints]
     try:
-        weights, class_mines = _enumerate_component(sizes, keys, values, max_nodes)
+        weights, class_mines = _enumerate_component(
+            sizes, class_constraints, values, max_nodes, [k[1] for k in keys]
+        )
         approximate = False
     except _TooLarge:
         cells = [len(c) for c, _ in constraints]
-        weights, class_mines = _local_estimate(sizes, keys, values, cells)
+        weights, class_mines = _local_estimate(sizes, class_constraints, values, cells)
         approximate = True
     return _ComponentResult(classes, weights, class_mines, approximate)
+
+
+def _cached_solve(constraints: tuple, max_nodes: int, cache: dict | None, probe: frozenset = frozenset()) -> _ComponentResult:
+    key = (constraints, max_nodes, probe)
+    result = cache.get(key) if cache is not None else None
+    if result is None:
+        result = _solve_component(constraints, max_nodes, probe)
+        if cache is not None:
+            cache[key] = result
+    return result
+
+
+# ----------------------------------------------------------------------------- combination
+
+
+def _convolve(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for ma, wa in a.items():
+        for mb, wb in b.items():
+            out[ma + mb] = out.get(ma + mb, 0) + wa * wb
+    return out
+
+
+def _combine(
+    parts: list[tuple[dict[int, int], dict[int, list[int]]]], num_off: int, mine_count: int
+) -> tuple[int, list[list[int]], int]:
+    """Joins independent parts of the frontier with the cells off it.
+
+    Args:
+      parts: per part ``(weights {m: layouts}, class_mines {m: per-class mine tallies})``.
+      num_off: hidden cells in no constraint; they share the remaining mines uniformly.
+      mine_count: total mines.
+
+    Returns:
+      ``(total, class_tallies, off_mines)``: the number of consistent global layouts; per
+      part and class the layouts weighted by the class's mines; and the layouts weighted by
+      the mines off the frontier.
+    """
+    dists = [weights for weights, _ in parts]
+    prefix = [{0: 1}]
+    for d in dists:
+        prefix.append(_convolve(prefix[-1], d))
+    suffix = [{0: 1}]
+    for d in reversed(dists):
+        suffix.append(_convolve(suffix[-1], d))
+    suffix.reverse()
+    everything = prefix[-1]
+    total = sum(w * _comb(num_off, mine_count - m) for m, w in everything.items())
+    class_tallies = []
+    for j, (_, class_mines) in enumerate(parts):
+        others = _convolve(prefix[j], suffix[j + 1])
+        tallies = None
+        for m, class_weights in class_mines.items():
+            ways = sum(w * _comb(num_off, mine_count - m - s) for s, w in others.items())
+            if tallies is None:
+                tallies = [0] * len(class_weights)
+            if ways:
+                for i, cw in enumerate(class_weights):
+                    tallies[i] += cw * ways
+        class_tallies.append(tallies or [])
+    off_mines = sum(w * _comb(num_off, mine_count - m) * (mine_count - m) for m, w in everything.items())
+    return total, class_tallies, off_mines
+
+
+def _by_mines(result: _ComponentResult) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """A component's tallies keyed by mine count alone (the probe count summed out)."""
+    weights: dict[int, int] = {}
+    class_mines: dict[int, list[int]] = {}
+    for (m, _), w in result.weights.items():
+        weights[m] = weights.get(m, 0) + w
+        tally = class_mines.setdefault(m, [0] * len(result.classes))
+        for i, cw in enumerate(result.class_mines[(m, _)]):
+            tally[i] += cw
+    return weights, class_mines
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -275,6 +373,9 @@ class Analysis:
         comparable across views of the same board and mine count.
       approximate: some component used the local-estimate fallback.
       fallbacks: how many components used it.
+      components: the constraint components (``((cells, value), ...)`` each), and
+      results: their enumerations, kept for the guess lookahead.
+      num_off: hidden cells off the frontier.
     """
 
     mine_prob: np.ndarray
@@ -283,6 +384,9 @@ class Analysis:
     total: int
     approximate: bool
     fallbacks: int
+    components: list = dataclasses.field(default_factory=list, repr=False)
+    results: list = dataclasses.field(default_factory=list, repr=False)
+    num_off: int = 0
 
 
 def _constraints_of_view(revealed: np.ndarray, counts: np.ndarray) -> list[tuple[tuple[int, ...], int]] | None:
@@ -335,14 +439,6 @@ def _components(constraints: list[tuple[tuple[int, ...], int]]) -> list[tuple]:
     return [tuple(sorted(g)) for g in groups.values()]
 
 
-def _convolve(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for ma, wa in a.items():
-        for mb, wb in b.items():
-            out[ma + mb] = out.get(ma + mb, 0) + wa * wb
-    return out
-
-
 def analyse(
     revealed: np.ndarray,
     counts: np.ndarray,
@@ -370,53 +466,26 @@ def analyse(
     num_hidden = int(np.count_nonzero(~flat_revealed))
     mine_prob = np.zeros(height * width)
     constraints = _constraints_of_view(revealed, np.asarray(counts))
-    if constraints is None or mine_count > num_hidden or mine_count < 0:
+    if constraints is None or not 0 <= mine_count <= num_hidden:
         mine_prob[~flat_revealed] = np.nan
         return Analysis(mine_prob.reshape(height, width), [], [], 0, False, 0)
 
-    results = []
-    for component in _components(constraints):
-        key = (component, max_nodes)
-        result = cache.get(key) if cache is not None else None
-        if result is None:
-            result = _solve_component(component, max_nodes)
-            if cache is not None:
-                cache[key] = result
-        results.append(result)
-
+    components = _components(constraints)
+    results = [_cached_solve(component, max_nodes, cache) for component in components]
     frontier = np.zeros(height * width, bool)
     for result in results:
         for cls in result.classes:
             frontier[list(cls)] = True
     off_cells = np.flatnonzero(~flat_revealed & ~frontier)
     num_off = len(off_cells)
-
-    # Prefix/suffix convolutions give, for each component, the distribution of the others.
-    dists = [r.weights for r in results]
-    prefix = [{0: 1}]
-    for d in dists:
-        prefix.append(_convolve(prefix[-1], d))
-    suffix = [{0: 1}]
-    for d in reversed(dists):
-        suffix.append(_convolve(suffix[-1], d))
-    suffix.reverse()
-    everything = prefix[-1]
-    total = sum(w * _comb(num_off, mine_count - m) for m, w in everything.items())
+    total, class_tallies, off_mines = _combine([_by_mines(r) for r in results], num_off, mine_count)
     if total == 0:
         mine_prob[~flat_revealed] = np.nan
         return Analysis(mine_prob.reshape(height, width), [], [], 0, False, 0)
 
     safe, mines = [], []
-    fallbacks = 0
-    for j, result in enumerate(results):
-        fallbacks += result.approximate
-        others = _convolve(prefix[j], suffix[j + 1])
-        tallies = [0] * len(result.classes)
-        for m, class_weights in result.class_mines.items():
-            ways = sum(w * _comb(num_off, mine_count - m - s) for s, w in others.items())
-            if ways:
-                for i, cw in enumerate(class_weights):
-                    tallies[i] += cw * ways
+    fallbacks = sum(r.approximate for r in results)
+    for result, tallies in zip(results, class_tallies):
         for cls, tally in zip(result.classes, tallies):
             mine_prob[list(cls)] = tally / (total * len(cls))
             if result.approximate:
@@ -426,13 +495,22 @@ def analyse(
             elif tally == total * len(cls):
                 mines.extend(cls)
     if num_off:
-        off_mines = sum(w * _comb(num_off, mine_count - m) * (mine_count - m) for m, w in everything.items())
         mine_prob[off_cells] = off_mines / (total * num_off)
-        if off_mines == 0 and not fallbacks:
+        if not fallbacks and off_mines == 0:
             safe.extend(off_cells.tolist())
-        elif off_mines == total * num_off and not fallbacks:
+        elif not fallbacks and off_mines == total * num_off:
             mines.extend(off_cells.tolist())
-    return Analysis(mine_prob.reshape(height, width), sorted(safe), sorted(mines), total, fallbacks > 0, fallbacks)
+    return Analysis(
+        mine_prob.reshape(height, width),
+        sorted(safe),
+        sorted(mines),
+        total,
+        fallbacks > 0,
+        fallbacks,
+        components,
+        results,
+        num_off,
+    )
 
 
 # ----------------------------------------------------------------------------- game (NumPy)
@@ -555,30 +633,80 @@ class PlayStats:
 
 
 def _lookahead(
-    revealed: np.ndarray, counts: np.ndarray, cell: int, total: int, mine_count: int, cfg: ExactConfig, cache: dict
+    revealed: np.ndarray, cell: int, analysis: Analysis, mine_count: int, cfg: ExactConfig, cache: dict
 ) -> tuple[float, float]:
-    """``(P(safe and shows 0), P(safe and progress))`` of revealing ``cell``.
+    """``(P(safe and shows 0), P(safe and progress))`` of revealing ``cell``, exactly.
 
-    Progress: after the reveal some hidden cell is certainly safe. Each number ``v`` the
-    cell could show is scored by analysing the view with ``cell`` revealed as ``v``; that
-    view's layout count over ``total`` (the current view's) is exactly
-    ``P(cell safe and shows v)``.
+    Progress: after the reveal some hidden cell is certainly safe. Revealing ``cell``
+    removes it from its constraints and adds "its hidden neighbours hold v mines". The
+    components it touches are enumerated once more, with ``cell`` safe and its neighbours
+    as probe cells, giving the layouts for every ``v`` in one pass; each ``v`` is then
+    combined with the untouched components and the off-frontier cells exactly as in
+    ``analyse``. Layouts over ``analysis.total`` is ``P(cell safe and shows v)``.
+    Returns ``(0, 0)`` (no information) when the enumeration needs the fallback.
     """
     height, width = revealed.shape
     flat = revealed.reshape(-1)
-    hidden_neighbours = sum(1 for n in neighbour_lists(height, width)[cell] if not flat[n])
-    trial = revealed.copy()
-    trial.reshape(-1)[cell] = True
-    trial_counts = np.array(counts, np.int16)
+    neighbours = [n for n in neighbour_lists(height, width)[cell] if not flat[n]]
+    component_of = {}
+    for j, result in enumerate(analysis.results):
+        for cls in result.classes:
+            for x in cls:
+                component_of[x] = j
+    touched = {component_of[x] for x in [cell] + neighbours if x in component_of}
+    merged = []
+    for j in sorted(touched):
+        for cells, value in analysis.components[j]:
+            if cell in cells:
+                cells = tuple(x for x in cells if x != cell)
+                if not cells:
+                    if value:
+                        return 0.0, 0.0
+                    continue
+            merged.append((cells, value))
+    probe_front = frozenset(x for x in neighbours if x in component_of)
+    off_probe = len(neighbours) - len(probe_front)
+    if merged:
+        result = _cached_solve(tuple(sorted(merged)), cfg.max_nodes, cache, probe_front)
+        if result.approximate:
+            return 0.0, 0.0
+    else:
+        result = _ComponentResult((), {(0, 0): 1}, {(0, 0): []}, False)
+    others = [analysis.results[j] for j in range(len(analysis.results)) if j not in touched]
+    if any(r.approximate for r in others):
+        return 0.0, 0.0
+    other_parts = [_by_mines(r) for r in others]
+    num_off = analysis.num_off - (cell not in component_of) - off_probe
     zero_ways = progress_ways = 0
-    for value in range(hidden_neighbours + 1):
-        trial_counts.reshape(-1)[cell] = value
-        result = analyse(trial, trial_counts, mine_count, cfg.max_nodes, cache)
+    for value in range(len(neighbours) + 1):
+        weights: dict[int, int] = {}
+        class_mines: dict[int, list[int]] = {}
+        for (m, p), w in result.weights.items():
+            u = value - p  # mines among the neighbours off the frontier
+            if not 0 <= u <= off_probe:
+                continue
+            ways = w * _comb(off_probe, u)
+            if not ways:
+                continue
+            weights[m + u] = weights.get(m + u, 0) + ways
+            tally = class_mines.setdefault(m + u, [0] * (len(result.classes) + 1))
+            for i, cw in enumerate(result.class_mines[(m, p)]):
+                tally[i] += cw * _comb(off_probe, u)
+            tally[-1] += ways * u
+        if not weights:
+            continue
+        total, class_tallies, off_mines = _combine(other_parts + [(weights, class_mines)], num_off, mine_count)
+        if total == 0:
+            continue
         if value == 0:
-            zero_ways = result.total
-        if result.total and (value == 0 or result.safe):
-            progress_ways += result.total
-    return zero_ways / total, progress_ways / total
+            zero_ways = total
+        sizes = [r.sizes for r in others] + [result.sizes + [off_probe]]
+        some_safe = (num_off > 0 and off_mines == 0) or any(
+            tally == 0 and size > 0 for part, part_sizes in zip(class_tallies, sizes) for tally, size in zip(part, part_sizes)
+        )
+        if some_safe:
+            progress_ways += total
+    return zero_ways / analysis.total, progress_ways / analysis.total
 
 
 def choose_guess(
@@ -620,7 +748,7 @@ def choose_guess(
             break
     best_cell, best_key = chosen[0], None
     for c in chosen:
-        zero, progress = _lookahead(revealed, counts, c, analysis.total, mine_count, cfg, cache)
+        zero, progress = _lookahead(revealed, c, analysis, mine_count, cfg, cache)
         key = (round(safety[c] + cfg.progress_weight * progress, 12), round(progress, 12), round(zero, 12), -hidden_count[c], -c)
         if best_key is None or key > best_key:
             best_cell, best_key = c, key
