@@ -1,0 +1,258 @@
+"""Win rates (95% Wilson intervals) and games/s of the rule-based players.
+
+Players:
+  random  -- uniformly random reveals of hidden cells (JAX, batched).
+  layer1  -- the JAX solver with single-cell rules only and uniform random guesses
+             (``SolverConfig(max_layer=1)``).
+  jax     -- the JAX solver, all layers (``SolverConfig()``).
+  exact   -- the exact-probability player of ``msjax.exact`` (CPU, NumPy, one process per
+             ``--workers``).
+
+Boards: beginner 8x8x10, intermediate 16x16x40, expert 16x30x99; rules: ``opening``
+(``guarantee_safe_neighborhood=True``: the first click opens a region) and ``safe`` (only
+the first click is safe). First clicks are each player's own: the JAX solver uses
+``solver.default_first_click`` (``SolverConfig.first_click``), the exact player
+``exact.default_first_click`` (corner with a safe first click; cell (2, 2) with an opening
+start), the random player clicks at random.
+
+JAX players run ``--batch`` boards at once: ``vmap`` over the policy and
+``msjax.env.batch_step`` (which auto-resets finished boards) inside a jitted ``lax.scan``.
+Each board slot counts only its first ``games / batch`` games, so long games are not
+under-counted at the cut-off. games/s excludes the compile (timed separately).
+
+Output: a table beside the published PSEQ figures (Tu et al. 2017), then one JSON line per
+row. Example:
+
+    python benchmarks/solver_winrate.py --players exact --boards beginner --games 20000 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import sys
+import time
+
+import numpy as np
+
+BOARDS = {
+    "beginner": (8, 8, 10),
+    "intermediate": (16, 16, 40),
+    "expert": (16, 30, 99),
+}
+RULES = {"opening": True, "safe": False}
+PLAYERS = ("random", "layer1", "jax", "exact")
+# Published PSEQ win rates, percent: (safe first click, opening start).
+PSEQ = {"beginner": (81.6, 90.1), "intermediate": (78.1, 88.9), "expert": (39.6, 52.8)}
+DEFAULT_GAMES = {"beginner": 20_000, "intermediate": 5_000, "expert": 5_000}
+QUICK_GAMES = {"exact": 200, "jax": 1_024, "layer1": 1_024, "random": 1_024}
+
+
+def wilson_interval(wins: int, games: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate, as fractions."""
+    if games == 0:
+        return 0.0, 1.0
+    p = wins / games
+    denom = 1 + z * z / games
+    centre = (p + z * z / (2 * games)) / denom
+    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# ----------------------------------------------------------------------------- exact player
+
+
+def _exact_chunk(args) -> tuple[int, int, int, int, int]:
+    """Plays ``games`` games with seed ``seed``: (games, wins, guesses, fallbacks, moves)."""
+    height, width, mines, opening, games, seed = args
+    from msjax import exact
+
+    rng = np.random.default_rng(seed)
+    first = exact.default_first_click(height, width, opening)
+    wins = guesses = fallbacks = moves = 0
+    for _ in range(games):
+        board = exact.Board(height, width, mines, opening, rng)
+        stats = exact.play_game(board, first)
+        wins += stats.won
+        guesses += stats.guesses
+        fallbacks += stats.fallbacks
+        moves += stats.moves
+    return games, wins, guesses, fallbacks, moves
+
+
+def run_exact(board: str, rule: str, games: int, workers: int, seed: int) -> dict:
+    height, width, mines = BOARDS[board]
+    chunk = 100
+    jobs = []
+    for index, start in enumerate(range(0, games, chunk)):
+        jobs.append((height, width, mines, RULES[rule], min(chunk, games - start), seed * 1_000_003 + index))
+    start_time = time.perf_counter()
+    if workers > 1:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_exact_chunk, jobs, chunksize=1)
+    else:
+        parts = [_exact_chunk(job) for job in jobs]
+    elapsed = time.perf_counter() - start_time
+    totals = np.sum(np.array(parts, dtype=np.int64), axis=0)
+    return {
+        "games": int(totals[0]),
+        "wins": int(totals[1]),
+        "games_per_s": totals[0] / elapsed,
+        "device": f"cpu ({workers} process{'es' if workers > 1 else ''})",
+        "guesses_per_game": totals[2] / totals[0],
+        "fallbacks": int(totals[3]),
+    }
+
+
+# ----------------------------------------------------------------------------- JAX players
+
+
+def _jax_policy(player: str, env_cfg):
+    """(state, key) -> action int32[] for one board."""
+    import jax
+    import jax.numpy as jnp
+
+    from msjax import env
+
+    if player == "random":
+
+        def policy(state, key):
+            hidden = ~state.revealed.reshape(-1)
+            return jax.random.categorical(key, jnp.where(hidden, 0.0, -jnp.inf)).astype(jnp.int32)
+
+        return policy
+    from msjax import solver
+
+    solver_cfg = solver.SolverConfig(max_layer=1) if player == "layer1" else solver.SolverConfig()
+
+    def policy(state, key):
+        action, _ = solver.solver_action(state, key, env_cfg, solver_cfg)
+        return action
+
+    del env
+    return policy
+
+
+def run_jax(player: str, board: str, rule: str, games: int, batch: int, seed: int, chunk_steps: int) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from msjax import env
+
+    height, width, mines = BOARDS[board]
+    env_cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=RULES[rule])
+    batch = min(batch, games)
+    quota = -(-games // batch)
+    policy = jax.vmap(_jax_policy(player, env_cfg))
+
+    @jax.jit
+    def play_chunk(carry):
+        def one_step(carry, _):
+            states, key, finished, wins = carry
+            key, act_key = jax.random.split(key)
+            actions = policy(states, jax.random.split(act_key, batch))
+            states, _, done, info = env.batch_step(states, actions, env_cfg)
+            counted = done & (finished < quota)
+            wins = wins + (counted & info["won"]).astype(jnp.int32)
+            finished = finished + done.astype(jnp.int32)
+            return (states, key, finished, wins), None
+
+        carry, _ = jax.lax.scan(one_step, carry, None, length=chunk_steps)
+        return carry
+
+    key = jax.random.key(seed)
+    reset_key, play_key = jax.random.split(key)
+    states = env.batch_reset(reset_key, env_cfg, batch)
+    zeros = jnp.zeros(batch, jnp.int32)
+    carry = (states, play_key, zeros, zeros)
+    compile_start = time.perf_counter()
+    compiled = play_chunk.lower(carry).compile()
+    compile_s = time.perf_counter() - compile_start
+    start = time.perf_counter()
+    while True:
+        carry = compiled(carry)
+        if int(jnp.min(carry[2])) >= quota:
+            break
+    elapsed = time.perf_counter() - start
+    finished = np.minimum(np.asarray(carry[2]), quota)
+    return {
+        "games": int(finished.sum()),
+        "wins": int(np.asarray(carry[3]).sum()),
+        # Slots keep playing past their quota; count only the games that were scored.
+        "games_per_s": float(finished.sum()) / elapsed,
+        "device": jax.devices()[0].platform,
+        "compile_s": compile_s,
+        "batch": batch,
+    }
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--players", default=",".join(PLAYERS), help=f"comma list of {PLAYERS}")
+    parser.add_argument("--boards", default=",".join(BOARDS), help=f"comma list of {tuple(BOARDS)}")
+    parser.add_argument("--rules", default="safe,opening", help="comma list of safe, opening")
+    parser.add_argument("--games", type=int, default=None, help="games per row (default: 20k beginner, 5k larger)")
+    parser.add_argument("--quick", action="store_true", help="few games per row, a smoke test")
+    parser.add_argument("--workers", type=int, default=1, help="processes for the exact player")
+    parser.add_argument("--batch", type=int, default=1024, help="boards per batch for the JAX players")
+    parser.add_argument("--chunk-steps", type=int, default=64, help="env steps per jitted chunk")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    players = [p for p in args.players.split(",") if p]
+    boards = [b for b in args.boards.split(",") if b]
+    rules = [r for r in args.rules.split(",") if r]
+    for name, chosen, allowed in (("players", players, PLAYERS), ("boards", boards, BOARDS), ("rules", rules, RULES)):
+        bad = [x for x in chosen if x not in allowed]
+        if bad:
+            raise ValueError(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")
+
+    rows = []
+    header = f"{'player':8} {'board':13} {'rule':8} {'games':>7} {'win %':>7} {'95% CI':>15} {'games/s':>9} {'PSEQ %':>7}"
+    print(header)
+    print("-" * len(header))
+    for board in boards:
+        for rule in rules:
+            for player in players:
+                games = args.games or DEFAULT_GAMES[board]
+                if args.quick:
+                    games = QUICK_GAMES[player]
+                if player == "exact":
+                    result = run_exact(board, rule, games, args.workers, args.seed)
+                else:
+                    result = run_jax(player, board, rule, games, args.batch, args.seed, args.chunk_steps)
+                low, high = wilson_interval(result["wins"], result["games"])
+                height, width, mines = BOARDS[board]
+                row = {
+                    "player": player,
+                    "board": f"{height}x{width}x{mines}",
+                    "rule": rule,
+                    "games": result["games"],
+                    "wins": result["wins"],
+                    "win_rate": result["wins"] / result["games"],
+                    "ci_low": low,
+                    "ci_high": high,
+                    "games_per_s": round(result["games_per_s"], 2),
+                    "device": result["device"],
+                    "pseq": PSEQ[board][RULES[rule]] / 100,
+                }
+                row.update({k: v for k, v in result.items() if k not in row})
+                rows.append(row)
+                print(
+                    f"{player:8} {row['board']:13} {rule:8} {row['games']:>7} {100 * row['win_rate']:>6.2f}% "
+                    f"[{100 * low:5.2f}, {100 * high:5.2f}] {row['games_per_s']:>9.1f} {100 * row['pseq']:>6.1f}%",
+                    flush=True,
+                )
+    print()
+    for row in rows:
+        print(json.dumps(row))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

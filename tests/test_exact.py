@@ -1,0 +1,275 @@
+"""Exact probabilities and the exact-probability player (msjax.exact)."""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import numpy as np
+import pytest
+
+from msjax import env, exact
+from msjax.exact import Board, ExactConfig, analyse, neighbour_lists
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def brute_force(revealed: np.ndarray, counts: np.ndarray, mine_count: int) -> tuple[np.ndarray, int]:
+    """P(mine) per cell and the number of layouts, over every layout consistent with the view."""
+    height, width = revealed.shape
+    flat_revealed = revealed.reshape(-1)
+    flat_counts = counts.reshape(-1)
+    neighbours = neighbour_lists(height, width)
+    hidden = np.flatnonzero(~flat_revealed).tolist()
+    numbers = np.flatnonzero(flat_revealed).tolist()
+    tally = np.zeros(height * width)
+    layouts = 0
+    for mines in itertools.combinations(hidden, mine_count):
+        chosen = set(mines)
+        if all(sum(n in chosen for n in neighbours[c]) == flat_counts[c] for c in numbers):
+            layouts += 1
+            tally[list(mines)] += 1
+    return (tally / max(layouts, 1)).reshape(height, width), layouts
+
+
+def random_positions(seed: int, count: int, max_hidden: int = 16):
+    """Mid-game views (revealed, counts seen, mines, true layout) of small random games."""
+    rng = np.random.default_rng(seed)
+    positions = []
+    while len(positions) < count:
+        height, width = int(rng.integers(3, 6)), int(rng.integers(3, 6))
+        mines = int(rng.integers(1, min(8, height * width - 2)))
+        board = Board(height, width, mines, bool(rng.integers(2)) and height * width - 9 >= mines, rng)
+        board.reveal(int(rng.integers(height * width)))
+        for _ in range(int(rng.integers(0, 4))):
+            if board.won:
+                break
+            safe_hidden = np.flatnonzero(~board.revealed.reshape(-1) & ~board.mine_mask.reshape(-1))
+            board.reveal(int(rng.choice(safe_hidden)))
+        if board.won or np.count_nonzero(~board.revealed) > max_hidden:
+            continue
+        seen = np.where(board.revealed, board.counts, 0)
+        positions.append((board.revealed.copy(), seen, mines, board.mine_mask.copy()))
+    return positions
+
+
+def view_from_text(rows: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``#`` hidden, ``.`` or a digit revealed -> (revealed bool[H, W], counts int[H, W])."""
+    revealed = np.array([[ch != "#" for ch in row.split()] for row in rows])
+    counts = np.array([[int(ch) if ch.isdigit() else 0 for ch in row.split()] for row in rows])
+    return revealed, counts
+
+
+# ----------------------------------------------------------------------------- probabilities
+
+
+def test_probabilities_equal_brute_force_on_random_small_positions():
+    for revealed, counts, mines, _ in random_positions(seed=1, count=120):
+        expected, layouts = brute_force(revealed, counts, mines)
+        result = analyse(revealed, counts, mines)
+        assert result.total == layouts
+        np.testing.assert_allclose(result.mine_prob[~revealed], expected[~revealed], atol=1e-9, rtol=0)
+
+
+def test_deductions_hold_in_every_consistent_layout():
+    checked = 0
+    for revealed, counts, mines, truth in random_positions(seed=2, count=120):
+        expected, _ = brute_force(revealed, counts, mines)
+        result = analyse(revealed, counts, mines)
+        flat_expected, flat_truth = expected.reshape(-1), truth.reshape(-1)
+        for cell in result.safe:
+            assert flat_expected[cell] == 0 and not flat_truth[cell]
+        for cell in result.mines:
+            assert flat_expected[cell] == 1 and flat_truth[cell]
+        # Complete too: every cell brute force proves is found.
+        hidden = np.flatnonzero(~revealed.reshape(-1))
+        assert sorted(result.safe) == [c for c in hidden if flat_expected[c] == 0]
+        assert sorted(result.mines) == [c for c in hidden if flat_expected[c] == 1]
+        checked += len(result.safe) + len(result.mines)
+    assert checked > 50
+
+
+def test_one_two_one_against_a_wall():
+    revealed, counts = view_from_text(["# # #", "1 2 1"])
+    result = analyse(revealed, counts, mine_count=2)
+    np.testing.assert_array_equal(result.mine_prob[0], [1.0, 0.0, 1.0])
+    assert result.safe == [1] and result.mines == [0, 2]
+
+
+def test_one_two_two_one_against_a_wall():
+    revealed, counts = view_from_text(["# # # #", "1 2 2 1"])
+    result = analyse(revealed, counts, mine_count=2)
+    np.testing.assert_array_equal(result.mine_prob[0], [0.0, 1.0, 1.0, 0.0])
+
+
+def test_one_one_from_the_edge_clears_the_cells_past_it():
+    # The 1 in the corner sees two cells, its neighbour 1 sees those two and two more.
+    revealed, counts = view_from_text(["# # #", "1 1 #"])
+    result = analyse(revealed, counts, mine_count=1)
+    assert result.safe == [2, 5]
+    np.testing.assert_allclose(result.mine_prob[0, :2], [0.5, 0.5])
+
+
+def test_total_mine_count_settles_the_cell_off_the_frontier():
+    # Two independent 50/50s hold exactly two mines; the last cell touches no number.
+    revealed, counts = view_from_text(["# 1 # # 1 # #"])
+    np.testing.assert_allclose(analyse(revealed, counts, 2).mine_prob[0, [0, 2, 3, 5]], 0.5)
+    assert 6 in analyse(revealed, counts, 2).safe
+    assert 6 in analyse(revealed, counts, 3).mines
+    assert analyse(revealed, counts, 1).total == 0
+    assert analyse(revealed, counts, 4).total == 0
+
+
+def test_off_frontier_cells_get_their_exact_share():
+    # One revealed 1 in the corner of a 4x4 board; its 3 hidden neighbours hold one mine.
+    revealed = np.zeros((4, 4), bool)
+    revealed[0, 0] = True
+    counts = np.zeros((4, 4), int)
+    counts[0, 0] = 1
+    expected, _ = brute_force(revealed, counts, 3)
+    result = analyse(revealed, counts, 3)
+    np.testing.assert_allclose(result.mine_prob, expected, atol=1e-12)
+    # 3 frontier cells share 1 mine; 12 off-frontier cells share the other 2.
+    assert result.mine_prob[3, 3] == pytest.approx(2 / 12)
+
+
+def test_inconsistent_view_has_no_layouts():
+    revealed, counts = view_from_text(["# # #", "3 . ."])
+    assert analyse(revealed, counts, 3).total == 0
+
+
+def test_expected_mines_add_up_on_an_expert_board_without_overflow():
+    rng = np.random.default_rng(3)
+    board = Board(16, 30, 99, True, rng)
+    board.reveal(2 * 30 + 2)
+    seen = np.where(board.revealed, board.counts, 0)
+    result = analyse(board.revealed, seen, 99)
+    hidden = ~board.revealed
+    assert np.all((result.mine_prob[hidden] >= 0) & (result.mine_prob[hidden] <= 1))
+    assert result.mine_prob[hidden].sum() == pytest.approx(99, abs=1e-9)
+    assert not np.any(board.mine_mask.reshape(-1)[result.safe])
+
+
+def test_huge_components_fall_back_and_are_flagged():
+    revealed, counts = view_from_text(["# # # #", "1 2 2 1"])
+    result = analyse(revealed, counts, 2, max_nodes=2)
+    assert result.approximate and result.fallbacks == 1
+    assert result.safe == [] and result.mines == []
+    assert np.all((result.mine_prob[0] >= 0) & (result.mine_prob[0] <= 1))
+
+
+def test_component_cache_gives_identical_answers():
+    cache: dict = {}
+    for revealed, counts, mines, _ in random_positions(seed=4, count=30):
+        cold = analyse(revealed, counts, mines)
+        warm = analyse(revealed, counts, mines, cache=cache)
+        warm_again = analyse(revealed, counts, mines, cache=cache)
+        np.testing.assert_array_equal(cold.mine_prob, warm_again.mine_prob)
+        assert cold.total == warm.total == warm_again.total
+
+
+# ----------------------------------------------------------------------------- lookahead
+
+
+def test_lookahead_equals_analysing_each_possible_number():
+    """P(safe and zero) and P(safe and progress) against one analysis per number shown."""
+    for revealed, counts, mines, _ in random_positions(seed=5, count=25, max_hidden=20):
+        analysis = analyse(revealed, counts, mines)
+        height, width = revealed.shape
+        for cell in np.flatnonzero(~revealed.reshape(-1)).tolist():
+            hidden_neighbours = sum(1 for n in neighbour_lists(height, width)[cell] if not revealed.reshape(-1)[n])
+            trial = revealed.copy()
+            trial.reshape(-1)[cell] = True
+            trial_counts = counts.copy()
+            zero = progress = 0
+            for value in range(hidden_neighbours + 1):
+                trial_counts.reshape(-1)[cell] = value
+                after = analyse(trial, trial_counts, mines)
+                zero += after.total if value == 0 else 0
+                progress += after.total if after.total and (value == 0 or after.safe) else 0
+            got = exact._lookahead(revealed, cell, analysis, mines, ExactConfig(), {})
+            assert got == pytest.approx((zero / analysis.total, progress / analysis.total), abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- game and player
+
+
+def test_board_reveals_the_same_cells_as_the_env():
+    cfg = env.EnvConfig(H=5, W=6, mine_count=6)
+    jit_step = jax.jit(env.step, static_argnums=2)
+    rng = np.random.default_rng(6)
+    for _ in range(12):
+        mine_mask = np.zeros(30, bool)
+        mine_mask[rng.choice(30, 6, replace=False)] = True
+        mine_mask = mine_mask.reshape(5, 6)
+        state = env.from_mines(mine_mask, cfg)
+        board = Board(5, 6, 6, True, mine_mask=mine_mask)
+        for cell in rng.permutation(np.flatnonzero(~mine_mask.reshape(-1))).tolist()[:6]:
+            if board.revealed.reshape(-1)[cell] or board.won:
+                continue
+            state, _, _, _ = jit_step(state, cell, cfg)
+            board.reveal(cell)
+            np.testing.assert_array_equal(board.revealed, np.asarray(state.revealed))
+            assert board.won == bool(state.won)
+        np.testing.assert_array_equal(board.counts, np.asarray(state.counts))
+
+
+@pytest.mark.parametrize("opening", [True, False])
+def test_first_click_rule_keeps_the_click_clear(opening):
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        board = Board(5, 5, 16 if opening else 24, opening, rng)
+        board.reveal(12)
+        assert not board.lost and board.mine_mask.sum() == board.mine_count
+        if opening:
+            assert not board.mine_mask[1:4, 1:4].any()
+
+
+def test_player_never_makes_an_illegal_move_and_wins_sometimes():
+    rng = np.random.default_rng(8)
+    wins = 0
+    for game in range(150):
+        opening = game % 2 == 0
+        board = Board(6, 6, 7, opening, rng)
+        stats = exact.play_game(board, exact.default_first_click(6, 6, opening))  # reveal raises if illegal
+        assert board.won != board.lost
+        assert stats.won == board.won and stats.moves >= stats.guesses + 1
+        assert stats.fallbacks == 0
+        wins += stats.won
+    assert 0.5 < wins / 150 < 1.0
+
+
+def test_player_never_guesses_while_a_safe_cell_is_known():
+    rng = np.random.default_rng(9)
+    for _ in range(40):
+        board = Board(6, 6, 8, False, rng)
+        board.reveal(0)
+        while not (board.won or board.lost):
+            seen = np.where(board.revealed, board.counts, 0)
+            analysis = analyse(board.revealed, seen, 8)
+            if analysis.safe:
+                board.reveal(analysis.safe[0])
+                assert not board.lost
+                continue
+            cell = exact.choose_guess(board.revealed, seen, analysis, 8, ExactConfig())
+            assert not board.revealed.reshape(-1)[cell]
+            assert analysis.mine_prob.reshape(-1)[cell] == pytest.approx(analysis.mine_prob[~board.revealed].min(), abs=1e-12)
+            board.reveal(cell)
+
+
+def test_default_first_clicks():
+    assert exact.default_first_click(8, 8, False) == 0
+    assert exact.default_first_click(8, 8, True) == 2 * 8 + 2
+    assert exact.default_first_click(16, 30, True) == 2 * 30 + 2
+    assert exact.default_first_click(2, 2, True) == 3
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [({"max_nodes": 0}, "max_nodes"), ({"guess_tolerance": 1.0}, "guess_tolerance"),
+     ({"lookahead_candidates": -1}, "lookahead_candidates"), ({"progress_weight": -0.1}, "progress_weight")],
+)
+def test_config_rejects_bad_values(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        ExactConfig(**kwargs)
