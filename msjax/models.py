@@ -38,6 +38,10 @@ class ModelConfig:
       num_res_blocks: residual blocks (residual tower only), >= 1.
       res_channels: width of the residual tower, a multiple of 4.
       value_hidden: width of the value head's hidden layer.
+      flag_actions: when False the policy proposes reveals only: the flag logits are
+        the float32 minimum (the action layout stays ``2*H*W``), so every consumer of
+        the logits (PPO, evaluation, agents) plays no flags. Flags never help to win,
+        and a policy that may flag can stall a game instead of risking a loss.
       dtype: compute dtype, ``"float32"`` or ``"bfloat16"``; parameters and outputs are
         always float32.
     """
@@ -48,6 +52,7 @@ class ModelConfig:
     res_channels: int = 64
     value_hidden: int = 64
     dtype: str = "float32"
+    flag_actions: bool = True
 
     def __post_init__(self):
         if not isinstance(self.channels, tuple) or not self.channels:
@@ -66,6 +71,8 @@ class ModelConfig:
             )
         if not isinstance(self.value_hidden, int) or self.value_hidden < 1:
             raise ValueError(f"ModelConfig.value_hidden={self.value_hidden!r} must be an int >= 1")
+        if not isinstance(self.flag_actions, bool):
+            raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
         if self.dtype not in _DTYPES:
             raise ValueError(f"ModelConfig.dtype={self.dtype!r} must be one of {sorted(_DTYPES)}")
 
@@ -131,15 +138,20 @@ class MinesweeperNet(nn.Module):
             for channels in self.cfg.channels:
                 x = ConvBlock(channels, dtype)(x)
 
-        cell_logits = nn.Conv(2, (1, 1), dtype=dtype, name="policy_head")(x)  # [B, H, W, 2]
-        logits = jnp.transpose(cell_logits, (0, 3, 1, 2)).reshape(batch, 2 * height * width)
+        num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only
+        cell_logits = nn.Conv(num_kinds, (1, 1), dtype=dtype, name="policy_head")(x)  # [B, H, W, k]
+        logits = jnp.transpose(cell_logits, (0, 3, 1, 2)).reshape(batch, num_kinds * height * width)
+        logits = logits.astype(jnp.float32)
+        if not self.cfg.flag_actions:
+            no_flags = jnp.full((batch, height * width), jnp.finfo(jnp.float32).min)
+            logits = jnp.concatenate([logits, no_flags], axis=1)
 
         pooled = jnp.mean(x, axis=(1, 2))
         hidden = nn.relu(nn.Dense(self.cfg.value_hidden, dtype=dtype, name="value_hidden")(pooled))
         value = nn.Dense(1, dtype=dtype, name="value_out")(hidden)[:, 0]
 
         mine_logits = nn.Conv(1, (1, 1), dtype=dtype, name="mine_head")(x)[..., 0]
-        return logits.astype(jnp.float32), value.astype(jnp.float32), mine_logits.astype(jnp.float32)
+        return logits, value.astype(jnp.float32), mine_logits.astype(jnp.float32)
 
 
 def make_model(cfg: ModelConfig) -> MinesweeperNet:

@@ -45,6 +45,16 @@ def test_logits_list_all_reveals_then_all_flags_in_row_major_order():
     assert logits[0, 6] == per_cell[0, 1, 2, 0] and logits[0, 18] == per_cell[0, 1, 2, 1]
 
 
+def test_a_reveal_only_policy_gives_every_flag_the_lowest_logit():
+    env_cfg = ms_env.EnvConfig(H=4, W=5, mine_count=3)
+    cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
+    params = models.init_params(jax.random.key(0), cfg, env_cfg)
+    logits, _, _ = models.make_model(cfg).apply(params, _obs(env_cfg))
+    assert logits.shape == (3, 40)
+    assert (logits[:, 20:] == jnp.finfo(jnp.float32).min).all()
+    assert np.isfinite(np.asarray(logits)).all() and (logits[:, :20] > -100).all()
+
+
 def test_residual_variant_has_the_same_interface():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
     cfg = models.ModelConfig(residual=True, num_res_blocks=2, res_channels=8, value_hidden=8)
@@ -76,6 +86,7 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
         ("res_channels", 10, "res_channels"),
         ("value_hidden", 0, "value_hidden"),
         ("dtype", "float16", "dtype"),
+        ("flag_actions", 1, "flag_actions"),
     ],
 )
 def test_bad_model_configs_name_the_field(field, value, message):

@@ -1,0 +1,498 @@
+"""PPO with action masking, as one compiled program per chunk of updates.
+
+``make_train_chunk`` builds a jitted function that runs ``num_updates`` PPO updates in
+an outer ``lax.scan``. Each update reads like the PPO paper's loop:
+
+1. COLLECT TRAJECTORIES: ``steps_per_env`` steps (a ``lax.scan``) of ``num_envs``
+   boards, actions sampled from the masked policy, finished boards restarted by
+   ``env.batch_step``.
+2. CALCULATE ADVANTAGE: GAE(gamma, lambda) backwards over the rollout.
+3. UPDATE NETWORK: ``ppo_epochs`` passes over the rollout in ``mini_batches`` shuffled
+   minibatches: clipped policy loss, clipped value loss, entropy bonus, and the mine
+   head's binary cross-entropy on the true mines of hidden cells.
+
+Python sees only chunk boundaries; the per-update metrics come back as arrays of
+``num_updates`` scalars. The frontier-only reveal mask (the seed's early curriculum) is
+chosen from the traced update counter, so it switches off without a recompile.
+
+Hidden mines are read only for rewards (inside the env), the mine head's labels and
+metrics; the policy sees ``observe`` and ``action_mask``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import chex
+import distrax
+import flax
+import jax
+import jax.numpy as jnp
+import optax
+
+from msjax import env as ms_env
+from msjax import models
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig:
+    """PPO hyper-parameters; the defaults are the seed's.
+
+    Attributes:
+      num_envs: boards stepped in parallel.
+      steps_per_env: rollout length; ``num_envs * steps_per_env`` transitions per update.
+      mini_batches: minibatches per epoch; must divide ``num_envs * steps_per_env``.
+      ppo_epochs: passes over each rollout.
+      gamma, gae_lambda: discount and GAE lambda, in [0, 1].
+      clip_eps: policy ratio clip, > 0.
+      clip_eps_v: value clip around the rollout's value estimate, > 0.
+      vf_coef, ent_coef: weights of the value loss and of the entropy bonus, >= 0.
+      lr: peak AdamW learning rate, > 0.
+      weight_decay: AdamW weight decay, >= 0.
+      max_grad_norm: global gradient-norm clip, > 0.
+      aux_mine_weight: weight of the mine head's BCE, >= 0.
+      frontier_mask_until_updates: restrict reveals to the frontier while the update
+        counter is below this (0 = never).
+      total_updates: horizon of the cosine learning-rate decay, in updates, >= 1.
+      anneal_lr: cosine-decay the learning rate to 0 over ``total_updates``; else constant.
+      normalize_advantages: standardise advantages within each minibatch (not in the
+        seed's sketch; standard in PPO implementations and makes the loss scale-free).
+    """
+
+    num_envs: int = 256
+    steps_per_env: int = 128
+    mini_batches: int = 8
+    ppo_epochs: int = 3
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    clip_eps_v: float = 0.2
+    vf_coef: float = 0.5
+    ent_coef: float = 0.003
+    lr: float = 3e-4
+    weight_decay: float = 1e-4
+    max_grad_norm: float = 0.5
+    aux_mine_weight: float = 0.1
+    frontier_mask_until_updates: int = 200
+    total_updates: int = 1000
+    anneal_lr: bool = True
+    normalize_advantages: bool = True
+
+    def __post_init__(self):
+        validate_config(self)
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs * self.steps_per_env
+
+    @property
+    def minibatch_size(self) -> int:
+        return self.batch_size // self.mini_batches
+
+
+def validate_config(cfg: PPOConfig) -> None:
+    """Raises ``ValueError`` naming the offending field and its allowed range."""
+    for name in ("num_envs", "steps_per_env", "mini_batches", "ppo_epochs", "total_updates"):
+        value = getattr(cfg, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"PPOConfig.{name}={value!r} must be an int >= 1")
+    if not isinstance(cfg.frontier_mask_until_updates, int) or cfg.frontier_mask_until_updates < 0:
+        raise ValueError(
+            f"PPOConfig.frontier_mask_until_updates={cfg.frontier_mask_until_updates!r} must be an int >= 0"
+        )
+    if cfg.batch_size % cfg.mini_batches:
+        raise ValueError(
+            f"PPOConfig.mini_batches={cfg.mini_batches} must divide num_envs*steps_per_env="
+            f"{cfg.batch_size}"
+        )
+    for name in ("gamma", "gae_lambda"):
+        value = getattr(cfg, name)
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"PPOConfig.{name}={value!r} must be in [0, 1]")
+    for name in ("clip_eps", "clip_eps_v", "lr", "max_grad_norm"):
+        value = getattr(cfg, name)
+        if not value > 0.0:
+            raise ValueError(f"PPOConfig.{name}={value!r} must be > 0")
+    for name in ("vf_coef", "ent_coef", "weight_decay", "aux_mine_weight"):
+        value = getattr(cfg, name)
+        if not value >= 0.0:
+            raise ValueError(f"PPOConfig.{name}={value!r} must be >= 0")
+
+
+@flax.struct.dataclass
+class TrainState:
+    """Everything a PPO run carries between updates; exactly what a checkpoint holds.
+
+    Attributes:
+      params: network parameters (float32).
+      opt_state: optimizer state.
+      env_states: ``EnvState`` batched ``[num_envs]``, the boards in play.
+      key: PRNG key for sampling and shuffling.
+      update: int32[], PPO updates done so far.
+    """
+
+    params: Any
+    opt_state: Any
+    env_states: ms_env.EnvState
+    key: jax.Array
+    update: jax.Array
+
+
+@flax.struct.dataclass
+class Transition:
+    """One rollout step of ``N`` boards (a rollout stacks ``T`` of them: ``[T, N, ...]``).
+
+    Attributes:
+      obs: float32[N, C, H, W]; action_mask: bool[N, 2HW]; action: int32[N];
+      log_prob: float32[N] of the action under the rollout policy; value: float32[N];
+      reward: float32[N]; done: bool[N] (the game ended at this step);
+      mine_mask: bool[N, H, W], the true mines (labels only);
+      mine_label_mask: bool[N, H, W], hidden cells of boards whose mines are placed;
+      won: bool[N] (a game was won at this step); invalid: bool[N];
+      off_frontier: bool[N], a reveal off the frontier while a frontier existed.
+    """
+
+    obs: jax.Array
+    action_mask: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    reward: jax.Array
+    done: jax.Array
+    mine_mask: jax.Array
+    mine_label_mask: jax.Array
+    won: jax.Array
+    invalid: jax.Array
+    off_frontier: jax.Array
+
+
+@flax.struct.dataclass
+class Batch:
+    """A (mini)batch for ``ppo_loss``, flat over ``B`` = steps x boards.
+
+    Attributes:
+      obs: float32[B, C, H, W]; action_mask: bool[B, 2HW]; action: int32[B];
+      log_prob: float32[B] (rollout policy); value: float32[B] (rollout value);
+      advantage: float32[B]; target: float32[B] (the GAE return);
+      mine_mask: bool[B, H, W]; mine_label_mask: bool[B, H, W].
+    """
+
+    obs: jax.Array
+    action_mask: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    advantage: jax.Array
+    target: jax.Array
+    mine_mask: jax.Array
+    mine_label_mask: jax.Array
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:
+    """``logits`` with illegal actions set to the dtype's minimum (finite, so never NaN).
+
+    Args:
+      logits: float[..., A]; mask: bool[..., A], True where legal.
+    """
+    return jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
+
+
+def gae(
+    rewards: jax.Array,
+    values: jax.Array,
+    dones: jax.Array,
+    last_value: jax.Array,
+    gamma: float,
+    lam: float,
+) -> tuple[jax.Array, jax.Array]:
+    """Generalised advantage estimation, time-major.
+
+    ``dones[t]`` means the game ended at step ``t`` (the board then restarted), so
+    neither the bootstrap value nor the later advantages cross that boundary.
+
+    Args:
+      rewards, values: float32[T, N]; dones: bool[T, N]; last_value: float32[N], the
+        value of the state after the last step.
+
+    Returns:
+      ``(advantages, returns)``, both float32[T, N], ``returns = advantages + values``.
+    """
+
+    def backward_step(carry, step):
+        next_advantage, next_value = carry
+        reward, value, done = step
+        continues = 1.0 - done.astype(jnp.float32)
+        delta = reward + gamma * next_value * continues - value
+        advantage = delta + gamma * lam * continues * next_advantage
+        return (advantage, value), advantage
+
+    init = (jnp.zeros_like(last_value), last_value)
+    _, advantages = jax.lax.scan(backward_step, init, (rewards, values, dones), reverse=True)
+    return advantages, advantages + values
+
+
+def mine_bce(mine_logits: jax.Array, mine_mask: jax.Array, label_mask: jax.Array) -> jax.Array:
+    """Mean binary cross-entropy of the mine head over the labelled cells.
+
+    Args:
+      mine_logits: float32[B, H, W]; mine_mask: bool[B, H, W], the true mines;
+      label_mask: bool[B, H, W], the cells that count (hidden cells of placed boards).
+    """
+    per_cell = optax.sigmoid_binary_cross_entropy(mine_logits, mine_mask.astype(jnp.float32))
+    weight = label_mask.astype(jnp.float32)
+    return jnp.sum(per_cell * weight) / jnp.maximum(jnp.sum(weight), 1.0)
+
+
+def ppo_loss(
+    params: Any, apply_fn: Callable, batch: Batch, ppo_cfg: PPOConfig
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """The clipped PPO objective (to minimise) on one minibatch.
+
+    ``loss = policy_loss + vf_coef * value_loss - ent_coef * entropy + aux_mine_weight * mine_bce``.
+
+    Returns:
+      ``(loss, metrics)`` with metrics ``policy_loss``, ``value_loss``, ``entropy``,
+      ``mine_bce``, ``approx_kl`` and ``clip_frac`` (scalars).
+    """
+    logits, value, mine_logits = apply_fn(params, batch.obs)
+    pi = distrax.Categorical(logits=masked_logits(logits, batch.action_mask))
+    log_prob = pi.log_prob(batch.action)
+
+    advantage = batch.advantage
+    if ppo_cfg.normalize_advantages:
+        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+    log_ratio = log_prob - batch.log_prob
+    ratio = jnp.exp(log_ratio)
+    clipped_ratio = jnp.clip(ratio, 1.0 - ppo_cfg.clip_eps, 1.0 + ppo_cfg.clip_eps)
+    policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, clipped_ratio * advantage))
+
+    value_clipped = batch.value + jnp.clip(value - batch.value, -ppo_cfg.clip_eps_v, ppo_cfg.clip_eps_v)
+    value_loss = 0.5 * jnp.mean(
+        jnp.maximum(jnp.square(value - batch.target), jnp.square(value_clipped - batch.target))
+    )
+    entropy = jnp.mean(pi.entropy())
+    bce = mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask)
+
+    loss = (
+        policy_loss
+        + ppo_cfg.vf_coef * value_loss
+        - ppo_cfg.ent_coef * entropy
+        + ppo_cfg.aux_mine_weight * bce
+    )
+    metrics = {
+        "policy_loss": policy_loss,
+        "value_loss": value_loss,
+        "entropy": entropy,
+        "mine_bce": bce,
+        "approx_kl": jnp.mean((ratio - 1.0) - log_ratio),
+        "clip_frac": jnp.mean((jnp.abs(ratio - 1.0) > ppo_cfg.clip_eps).astype(jnp.float32)),
+    }
+    return loss, metrics
+
+
+def make_lr_schedule(ppo_cfg: PPOConfig) -> optax.Schedule:
+    """Learning rate per optimizer step: cosine decay to 0 over ``total_updates`` updates."""
+    if not ppo_cfg.anneal_lr:
+        return optax.constant_schedule(ppo_cfg.lr)
+    steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
+    return optax.cosine_decay_schedule(ppo_cfg.lr, ppo_cfg.total_updates * steps_per_update)
+
+
+def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
+    """Global-norm clipping then AdamW on the (cosine-decayed) learning rate."""
+    return optax.chain(
+        optax.clip_by_global_norm(ppo_cfg.max_grad_norm),
+        optax.adamw(make_lr_schedule(ppo_cfg), weight_decay=ppo_cfg.weight_decay),
+    )
+
+
+def init_train_state(
+    key: jax.Array,
+    env_cfg: ms_env.EnvConfig,
+    model_cfg: models.ModelConfig,
+    ppo_cfg: PPOConfig,
+    params: Any = None,
+) -> TrainState:
+    """A fresh run: new boards, new optimizer, and ``params`` (from imitation) or fresh ones."""
+    param_key, env_key, train_key = jax.random.split(key, 3)
+    if params is None:
+        params = models.init_params(param_key, model_cfg, env_cfg)
+    return TrainState(
+        params=params,
+        opt_state=make_optimizer(ppo_cfg).init(params),
+        env_states=ms_env.batch_reset(env_key, env_cfg, ppo_cfg.num_envs),
+        key=train_key,
+        update=jnp.int32(0),
+    )
+
+
+def policy_action(
+    params: Any,
+    model_cfg: models.ModelConfig,
+    env_cfg: ms_env.EnvConfig,
+    state: ms_env.EnvState,
+    key: jax.Array,
+    greedy: bool = False,
+) -> jax.Array:
+    """The agent's move on one board: int32[] action, sampled (or argmax) from the masked policy.
+
+    Pure and jittable (``model_cfg``, ``env_cfg`` and ``greedy`` static); vmap it over
+    boards. Reads only what the player sees.
+    """
+    obs = ms_env.observe(state, env_cfg)[None]
+    logits, _, _ = models.make_model(model_cfg).apply(params, obs)
+    logits = masked_logits(logits[0], ms_env.action_mask(state, env_cfg))
+    if greedy:
+        return jnp.argmax(logits).astype(jnp.int32)
+    return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def _flatten_time(x: jax.Array) -> jax.Array:
+    """[T, N, ...] -> [T*N, ...]."""
+    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+
+
+def make_train_chunk(
+    env_cfg: ms_env.EnvConfig,
+    model_cfg: models.ModelConfig,
+    ppo_cfg: PPOConfig,
+    num_updates: int,
+) -> Callable[[TrainState], tuple[TrainState, dict[str, jax.Array]]]:
+    """A jitted ``TrainState -> (TrainState, metrics)`` running ``num_updates`` PPO updates.
+
+    The input state is donated. ``metrics`` maps each name to float32[num_updates]:
+    loss, policy_loss, value_loss, entropy, mine_bce, approx_kl, clip_frac, grad_norm
+    and lr (means over the update's minibatches), and from the rollout mean_reward,
+    episodes_finished, win_rate_train (games won / games finished), invalid_rate,
+    frontier_only (1 while the frontier mask is on) and off_frontier_rate (reveals off
+    the frontier while one existed, per step).
+    """
+    if not isinstance(num_updates, int) or num_updates < 1:
+        raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
+    model = models.make_model(model_cfg)
+    optimizer = make_optimizer(ppo_cfg)
+    lr_schedule = make_lr_schedule(ppo_cfg)
+    observe_boards = jax.vmap(ms_env.observe, in_axes=(0, None))
+    mask_boards = jax.vmap(ms_env.action_mask, in_axes=(0, None, None))
+    frontier_boards = jax.vmap(ms_env.frontier)
+    steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
+
+    def ppo_update(train_state: TrainState, _):
+        params = train_state.params
+        frontier_only = train_state.update < ppo_cfg.frontier_mask_until_updates
+
+        # COLLECT TRAJECTORIES
+        def env_step(carry, _):
+            env_states, key = carry
+            key, action_key = jax.random.split(key)
+            obs = observe_boards(env_states, env_cfg)
+            action_mask = mask_boards(env_states, env_cfg, frontier_only)
+            logits, value, _ = model.apply(params, obs)
+            pi = distrax.Categorical(logits=masked_logits(logits, action_mask))
+            action = pi.sample(seed=action_key).astype(jnp.int32)
+            log_prob = pi.log_prob(action)
+
+            near = frontier_boards(env_states).reshape(ppo_cfg.num_envs, -1)
+            is_reveal = action < env_cfg.num_cells
+            cell = action % env_cfg.num_cells
+            on_frontier = jnp.take_along_axis(near, cell[:, None], axis=1)[:, 0]
+            off_frontier = is_reveal & ~on_frontier & jnp.any(near, axis=1)
+
+            next_states, reward, done, info = ms_env.batch_step(env_states, action, env_cfg)
+            transition = Transition(
+                obs=obs,
+                action_mask=action_mask,
+                action=action,
+                log_prob=log_prob,
+                value=value,
+                reward=reward,
+                done=done,
+                mine_mask=env_states.mine_mask,
+                mine_label_mask=~env_states.revealed & env_states.first_click_done[:, None, None],
+                won=done & info["won"],
+                invalid=info["invalid"],
+                off_frontier=off_frontier,
+            )
+            return (next_states, key), transition
+
+        (env_states, key), trajectory = jax.lax.scan(
+            env_step, (train_state.env_states, train_state.key), None, ppo_cfg.steps_per_env
+        )
+
+        # CALCULATE ADVANTAGE
+        _, last_value, _ = model.apply(params, observe_boards(env_states, env_cfg))
+        advantages, targets = gae(
+            trajectory.reward, trajectory.value, trajectory.done, last_value,
+            ppo_cfg.gamma, ppo_cfg.gae_lambda,
+        )
+
+        # UPDATE NETWORK
+        rollout = Batch(
+            obs=trajectory.obs,
+            action_mask=trajectory.action_mask,
+            action=trajectory.action,
+            log_prob=trajectory.log_prob,
+            value=trajectory.value,
+            advantage=advantages,
+            target=targets,
+            mine_mask=trajectory.mine_mask,
+            mine_label_mask=trajectory.mine_label_mask,
+        )
+        rollout = jax.tree.map(_flatten_time, rollout)
+
+        def update_minibatch(carry, minibatch: Batch):
+            params, opt_state = carry
+            grad_fn = jax.value_and_grad(ppo_loss, has_aux=True)
+            (loss, metrics), grads = grad_fn(params, model.apply, minibatch, ppo_cfg)
+            updates, opt_state = optimizer.update(grads, opt_state, params)
+            params = optax.apply_updates(params, updates)
+            return (params, opt_state), {**metrics, "loss": loss, "grad_norm": optax.tree_utils.tree_l2_norm(grads)}
+
+        def update_epoch(carry, _):
+            params, opt_state, key = carry
+            key, shuffle_key = jax.random.split(key)
+            order = jax.random.permutation(shuffle_key, ppo_cfg.batch_size)
+            minibatches = jax.tree.map(
+                lambda x: x[order].reshape((ppo_cfg.mini_batches, ppo_cfg.minibatch_size) + x.shape[1:]),
+                rollout,
+            )
+            (params, opt_state), metrics = jax.lax.scan(update_minibatch, (params, opt_state), minibatches)
+            return (params, opt_state, key), metrics
+
+        (params, opt_state, key), loss_metrics = jax.lax.scan(
+            update_epoch, (params, train_state.opt_state, key), None, ppo_cfg.ppo_epochs
+        )
+
+        # METRICS (scalars per update)
+        finished = jnp.sum(trajectory.done, dtype=jnp.float32)
+        metrics = {name: jnp.mean(value) for name, value in loss_metrics.items()}
+        metrics.update(
+            lr=jnp.asarray(lr_schedule(train_state.update * steps_per_update), jnp.float32),
+            mean_reward=jnp.mean(trajectory.reward),
+            episodes_finished=finished,
+            win_rate_train=jnp.sum(trajectory.won, dtype=jnp.float32) / jnp.maximum(finished, 1.0),
+            invalid_rate=jnp.mean(trajectory.invalid.astype(jnp.float32)),
+            frontier_only=frontier_only.astype(jnp.float32),
+            off_frontier_rate=jnp.mean(trajectory.off_frontier.astype(jnp.float32)),
+        )
+        next_state = TrainState(
+            params=params,
+            opt_state=opt_state,
+            env_states=env_states,
+            key=key,
+            update=train_state.update + 1,
+        )
+        return next_state, metrics
+
+    def train_chunk(train_state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
+        chex.assert_shape(train_state.env_states.done, (ppo_cfg.num_envs,))
+        return jax.lax.scan(ppo_update, train_state, None, num_updates)
+
+    return jax.jit(train_chunk, donate_argnums=0)
