@@ -1,0 +1,256 @@
+"""Env throughput: random valid reveals with auto-reset, msjax against two baselines.
+
+Every implementation does the same work per env step: draw one reveal per board
+uniformly among its hidden cells (from the action mask), step every board, and start a
+new game on every board that finished. Measured:
+
+* ``msjax``: ``env.action_mask`` + ``env.batch_step`` in a jitted ``lax.scan`` of
+  ``--steps`` steps; compile time (lower + compile) is reported apart from the steady
+  state (later calls, ``block_until_ready``).
+* ``numpy``: ``benchmarks/numpy_env.py``, the seed's original design (vectorised NumPy on
+  the CPU, same rules as msjax), stepped from a Python loop.
+* ``jumanji``: jumanji's ``Minesweeper-v0`` (``VmapWrapper(AutoResetWrapper(env))``, its
+  own auto-reset) in the same kind of jitted scan. It does less per step: no flood fill,
+  no flags, no first-click safety (mines are placed at reset). Skipped with a note when
+  jumanji is not installed (``pip install -e .[bench]``).
+
+Reported per implementation x board x batch: env steps/s (boards x steps per second) and
+games/s (games finished per second). One JSON line per row as it is measured, then a
+table and the msjax speed-ups.
+
+    python benchmarks/env_throughput.py                # ~3-5 min on a 2-core CPU
+    python benchmarks/env_throughput.py --quick        # smoke run, < 1 min
+    python benchmarks/env_throughput.py --batches 4096 16384 65536 --impls msjax jumanji  # GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.numpy_env import NumpyMinesweeper, random_hidden_cells  # noqa: E402
+from msjax import env  # noqa: E402
+from msjax.env import EnvConfig  # noqa: E402
+
+BOARDS = {"8x8x10": (8, 8, 10), "16x16x40": (16, 16, 40), "16x30x99": (16, 30, 99)}
+IMPLS = ("msjax", "jumanji", "numpy")
+
+
+@dataclasses.dataclass
+class Row:
+    impl: str
+    device: str
+    board: str
+    batch: int
+    env_steps_per_s: float
+    games_per_s: float
+    compile_s: float
+
+
+def steps_per_call(batch: int, requested: int | None) -> int:
+    """Scan length: enough env steps per call that dispatch does not dominate."""
+    if requested is not None:
+        return requested
+    return int(np.clip(2**17 // batch, 16, 1000))
+
+
+def random_valid_reveals(key: jax.Array, reveal_mask: jax.Array) -> jax.Array:
+    """int32[B]: one cell per board, uniform among its allowed reveals (``reveal_mask:
+    bool[B, N]``, at least one per row). One random integer per board, not one per cell."""
+    allowed = jnp.cumsum(reveal_mask, axis=1, dtype=jnp.int32)
+    draw = jax.random.randint(key, (reveal_mask.shape[0],), 0, allowed[:, -1])
+    return jnp.argmax(allowed > draw[:, None], axis=1).astype(jnp.int32)
+
+
+def jax_device() -> str:
+    device = jax.devices()[0]
+    return getattr(device, "device_kind", None) or device.platform
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def time_jax_rollout(
+    rollout: Callable, carry, key: jax.Array, batch: int, num_steps: int, min_time: float
+) -> tuple[float, float, float]:
+    """Returns ``(env_steps_per_s, games_per_s, compile_s)`` of a jitted
+    ``rollout(carry, key) -> (carry, key, games_finished)``."""
+    start = time.perf_counter()
+    compiled = jax.jit(rollout, donate_argnums=0).lower(carry, key).compile()
+    compile_s = time.perf_counter() - start
+    carry, key, _ = jax.block_until_ready(compiled(carry, key))  # warm-up: leave the all-fresh start
+    calls, games = 0, 0
+    start = time.perf_counter()
+    while calls < 2 or time.perf_counter() - start < min_time:
+        carry, key, finished = jax.block_until_ready(compiled(carry, key))
+        games += int(finished)
+        calls += 1
+    elapsed = time.perf_counter() - start
+    return calls * num_steps * batch / elapsed, games / elapsed, compile_s
+
+
+def bench_msjax(cfg: EnvConfig, batch: int, num_steps: int, min_time: float) -> tuple[float, float, float]:
+    mask_of = jax.vmap(env.action_mask, in_axes=(0, None))
+
+    def one_step(carry, _):
+        states, key, games = carry
+        key, draw_key = jax.random.split(key)
+        actions = random_valid_reveals(draw_key, mask_of(states, cfg)[:, : cfg.num_cells])
+        states, _, done, _ = env.batch_step(states, actions, cfg)
+        return (states, key, games + jnp.sum(done, dtype=jnp.int32)), None
+
+    def rollout(states, key):
+        (states, key, games), _ = jax.lax.scan(one_step, (states, key, jnp.int32(0)), None, length=num_steps)
+        return states, key, games
+
+    states = env.batch_reset(jax.random.key(0), cfg, batch)
+    return time_jax_rollout(rollout, states, jax.random.key(1), batch, num_steps, min_time)
+
+
+def make_jumanji(cfg: EnvConfig):
+    """jumanji's Minesweeper-v0 on this board, vmapped with its own auto-reset, or None."""
+    try:
+        import jumanji
+        from jumanji.environments.logic.minesweeper.generator import UniformSamplingGenerator
+        from jumanji.wrappers import AutoResetWrapper, VmapWrapper
+    except ImportError:
+        return None
+    generator = UniformSamplingGenerator(num_rows=cfg.H, num_cols=cfg.W, num_mines=cfg.mine_count)
+    return VmapWrapper(AutoResetWrapper(jumanji.make("Minesweeper-v0", generator=generator)))
+
+
+def bench_jumanji(cfg: EnvConfig, batch: int, num_steps: int, min_time: float) -> tuple[float, float, float]:
+    vmapped = make_jumanji(cfg)
+
+    def one_step(carry, _):
+        (states, reveal_mask), key, games = carry
+        key, draw_key = jax.random.split(key)
+        cells = random_valid_reveals(draw_key, reveal_mask)
+        actions = jnp.stack([cells // cfg.W, cells % cfg.W], axis=1)
+        states, timestep = vmapped.step(states, actions)
+        reveal_mask = timestep.observation.action_mask.reshape(batch, -1)
+        games = games + jnp.sum(timestep.last(), dtype=jnp.int32)
+        return ((states, reveal_mask), key, games), None
+
+    def rollout(carry, key):
+        (carry, key, games), _ = jax.lax.scan(one_step, (carry, key, jnp.int32(0)), None, length=num_steps)
+        return carry, key, games
+
+    states, timestep = jax.jit(vmapped.reset)(jax.random.split(jax.random.key(0), batch))
+    carry = (states, timestep.observation.action_mask.reshape(batch, -1))
+    return time_jax_rollout(rollout, carry, jax.random.key(1), batch, num_steps, min_time)
+
+
+def bench_numpy(cfg: EnvConfig, batch: int, num_steps: int, min_time: float) -> tuple[float, float, float]:
+    numpy_env = NumpyMinesweeper(cfg, batch, seed=0)
+    rng = np.random.default_rng(1)
+
+    def run(steps: int) -> int:
+        games = 0
+        for _ in range(steps):
+            cells = random_hidden_cells(numpy_env.action_mask()[:, : cfg.num_cells], rng)
+            _, done, _ = numpy_env.step(cells)
+            games += int(done.sum())
+        return games
+
+    run(num_steps)  # warm-up, as for the jitted implementations
+    calls, games = 0, 0
+    start = time.perf_counter()
+    while calls < 2 or time.perf_counter() - start < min_time:
+        games += run(num_steps)
+        calls += 1
+    elapsed = time.perf_counter() - start
+    return calls * num_steps * batch / elapsed, games / elapsed, 0.0
+
+
+BENCHES = {"msjax": bench_msjax, "jumanji": bench_jumanji, "numpy": bench_numpy}
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def print_table(rows: list[Row]) -> None:
+    header = f"{'impl':<8} {'device':<10} {'board':<9} {'batch':>6} {'env steps/s':>12} {'games/s':>11} {'compile s':>9}"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        print(
+            f"{row.impl:<8} {row.device:<10} {row.board:<9} {row.batch:>6} "
+            f"{row.env_steps_per_s:>12.3g} {row.games_per_s:>11.3g} {row.compile_s:>9.2f}"
+        )
+
+
+def print_speedups(rows: list[Row]) -> None:
+    """msjax env steps/s divided by each baseline's, per board and batch."""
+    by_key = {(row.impl, row.board, row.batch): row.env_steps_per_s for row in rows}
+    lines = []
+    for (impl, board, batch), rate in by_key.items():
+        if impl != "msjax":
+            continue
+        ratios = [
+            f"{other} x{rate / by_key[(other, board, batch)]:.1f}"
+            for other in ("jumanji", "numpy")
+            if (other, board, batch) in by_key
+        ]
+        if ratios:
+            lines.append(f"  {board:<9} batch {batch:>6}: " + ", ".join(ratios))
+    if lines:
+        print("msjax env steps/s relative to:")
+        print("\n".join(lines))
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--boards", nargs="+", choices=list(BOARDS), default=None)
+    parser.add_argument("--batches", nargs="+", type=int, default=None,
+                        help="batch sizes (default 1 16 256 4096; add 16384 65536 on a GPU)")
+    parser.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS))
+    parser.add_argument("--steps", type=int, default=None,
+                        help="env steps per timed call (scan length); default 2**17 // batch in [16, 1000]")
+    parser.add_argument("--min-time", type=float, default=None,
+                        help="seconds of steady-state timing per row (default 1.0, quick 0.25)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 8x8x10, batch 1024")
+    args = parser.parse_args(argv)
+    args.boards = args.boards or (["8x8x10"] if args.quick else list(BOARDS))
+    args.batches = args.batches or ([1024] if args.quick else [1, 16, 256, 4096])
+    args.min_time = args.min_time if args.min_time is not None else (0.25 if args.quick else 1.0)
+    return args
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    args = parse_args(argv)
+    impls = list(args.impls)
+    if "jumanji" in impls and make_jumanji(EnvConfig()) is None:
+        print("note: jumanji is not installed, skipping it (pip install -e .[bench])", flush=True)
+        impls.remove("jumanji")
+    rows = []
+    for board in args.boards:
+        height, width, mines = BOARDS[board]
+        cfg = EnvConfig(H=height, W=width, mine_count=mines)
+        for batch in args.batches:
+            num_steps = steps_per_call(batch, args.steps)
+            for impl in impls:
+                rate, games, compile_s = BENCHES[impl](cfg, batch, num_steps, args.min_time)
+                device = "cpu" if impl == "numpy" else jax_device()
+                row = Row(impl, device, board, batch, rate, games, compile_s)
+                rows.append(row)
+                print(json.dumps(dataclasses.asdict(row)), flush=True)
+    print()
+    print_table(rows)
+    print()
+    print_speedups(rows)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
