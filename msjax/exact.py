@@ -710,9 +710,15 @@ def _lookahead(
 
 
 def choose_guess(
-    revealed: np.ndarray, counts: np.ndarray, analysis: Analysis, mine_count: int, cfg: ExactConfig, cache: dict | None = None
+    revealed: np.ndarray, analysis: Analysis, mine_count: int, cfg: ExactConfig = ExactConfig(), cache: dict | None = None
 ) -> int:
     """The cell (row-major) to reveal when no hidden cell is certainly safe.
+
+    Args:
+      revealed: bool[H, W], the view that ``analysis`` (from ``analyse``) describes.
+      analysis: its exact analysis (with ``analysis.safe`` empty).
+      mine_count: total mines.
+      cfg: the guess knobs; cache: the component cache shared with ``analyse``.
 
     Candidates are the hidden cells whose safety is within ``cfg.guess_tolerance`` of the
     best; the ``cfg.lookahead_candidates`` safest of them (cells whose whole
@@ -774,7 +780,7 @@ def play_game(board: Board, first_click: int, cfg: ExactConfig = ExactConfig()) 
                     board.reveal(cell)
                     moves += 1
             continue
-        cell = choose_guess(board.revealed, view_counts, analysis, board.mine_count, cfg, cache)
+        cell = choose_guess(board.revealed, analysis, board.mine_count, cfg, cache)
         board.reveal(cell)
         moves += 1
         guesses += 1

@@ -252,7 +252,7 @@ def test_player_never_guesses_while_a_safe_cell_is_known():
                 board.reveal(analysis.safe[0])
                 assert not board.lost
                 continue
-            cell = exact.choose_guess(board.revealed, seen, analysis, 8, ExactConfig())
+            cell = exact.choose_guess(board.revealed, analysis, 8, ExactConfig())
             assert not board.revealed.reshape(-1)[cell]
             assert analysis.mine_prob.reshape(-1)[cell] == pytest.approx(analysis.mine_prob[~board.revealed].min(), abs=1e-12)
             board.reveal(cell)
