@@ -294,6 +294,11 @@ def ppo_loss(
     return loss, metrics
 
 
+def global_norm(tree: Any) -> jax.Array:
+    """float32[]: the L2 norm of all leaves of ``tree`` together."""
+    return jnp.sqrt(sum(jnp.sum(jnp.square(leaf)) for leaf in jax.tree.leaves(tree)))
+
+
 def make_lr_schedule(ppo_cfg: PPOConfig) -> optax.Schedule:
     """Learning rate per optimizer step: cosine decay to 0 over ``total_updates`` updates."""
     if not ppo_cfg.anneal_lr:
@@ -453,7 +458,7 @@ def make_train_chunk(
             (loss, metrics), grads = grad_fn(params, model.apply, minibatch, ppo_cfg)
             updates, opt_state = optimizer.update(grads, opt_state, params)
             params = optax.apply_updates(params, updates)
-            return (params, opt_state), {**metrics, "loss": loss, "grad_norm": optax.tree_utils.tree_l2_norm(grads)}
+            return (params, opt_state), {**metrics, "loss": loss, "grad_norm": global_norm(grads)}
 
         def update_epoch(carry, _):
             params, opt_state, key = carry

@@ -1,0 +1,119 @@
+"""Imitation of the solver: the loss on fixed batches, config errors, and that it learns."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from msjax import env as ms_env
+from msjax import imitation, models
+
+NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
+
+
+def _fake_apply(params, obs):
+    """A 'network' whose outputs are its parameters, broadcast over the batch."""
+    batch = obs.shape[0]
+    return (
+        jnp.broadcast_to(params["logits"], (batch, NUM_ACTIONS)),
+        jnp.zeros(batch),
+        jnp.broadcast_to(params["mine"], (batch, 2, 2)),
+    )
+
+
+PARAMS = {
+    "logits": jnp.array([0.5, 1.0, -1.0, 2.0, 0.0, 0.0, 0.0, 0.0]),
+    "mine": jnp.array([[1.0, -1.0], [0.0, 2.0]]),
+}
+
+
+def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None):
+    batch_size = len(forced_safe_rows)
+    legal = jnp.array([True, True, True, False, True, True, True, False])  # cell 3 revealed
+    return imitation.Labelled(
+        obs=jnp.zeros((batch_size, 11, 2, 2)),
+        action_mask=jnp.broadcast_to(legal, (batch_size, NUM_ACTIONS)),
+        forced_safe=jnp.array(forced_safe_rows),
+        solver_action=jnp.array(solver_actions, jnp.int32),
+        has_guess_label=jnp.array(has_guess_label),
+        mine_mask=jnp.broadcast_to(jnp.array([[True, False], [False, False]]), (batch_size, 2, 2)),
+        mine_label_mask=(
+            jnp.broadcast_to(jnp.array([[True, True], [True, False]]), (batch_size, 2, 2))
+            if label_mask is None
+            else label_mask
+        ),
+    )
+
+
+NO_SET = [False] * NUM_ACTIONS
+SAFE_0_1 = [True, True] + [False] * 6
+
+
+def _probs():
+    legal = jnp.array([True, True, True, False, True, True, True, False])
+    return jax.nn.softmax(jnp.where(legal, PARAMS["logits"], -jnp.inf))
+
+
+def test_forced_states_score_the_probability_of_playing_any_safe_cell():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.0)
+    batch = _batch([SAFE_0_1, NO_SET], [0, 2], [True, True])
+    loss, metrics = imitation.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    probs = _probs()
+    np.testing.assert_allclose(metrics["policy_ce"], -np.log(probs[0] + probs[1]), rtol=1e-5)
+    np.testing.assert_allclose(loss, metrics["policy_ce"], rtol=1e-6)  # guess state ignored
+    np.testing.assert_allclose(metrics["forced_fraction"], 0.5)
+    assert metrics["policy_accuracy"] == 1.0  # greedy move: cell 1 (cell 3 is revealed)
+
+
+def test_guess_weight_adds_the_solver_moves_cross_entropy_on_guess_states():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.0, guess_weight=0.5)
+    batch = _batch([SAFE_0_1, NO_SET, NO_SET], [0, 2, 5], [True, True, False])
+    loss, metrics = imitation.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    probs = _probs()
+    np.testing.assert_allclose(metrics["guess_ce"], -np.log(probs[2]), rtol=1e-5)  # state 3 unlabelled
+    np.testing.assert_allclose(loss, metrics["policy_ce"] + 0.5 * metrics["guess_ce"], rtol=1e-6)
+
+
+def test_mine_bce_counts_only_labelled_cells():
+    cfg = imitation.ImitationConfig(aux_mine_weight=2.0)
+    batch = _batch([SAFE_0_1], [0], [True])
+    loss, metrics = imitation.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    # labelled cells (0,0) mine logit 1, (0,1) safe logit -1, (1,0) safe logit 0
+    expected = np.mean([np.log1p(np.exp(-1.0)), np.log1p(np.exp(-1.0)), np.log(2.0)])
+    np.testing.assert_allclose(metrics["mine_bce"], expected, rtol=1e-5)
+    np.testing.assert_allclose(loss, metrics["policy_ce"] + 2.0 * expected, rtol=1e-5)
+    grads = jax.grad(lambda p: imitation.imitation_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)
+    assert grads["mine"][1, 1] == 0.0 and np.isfinite(np.asarray(grads["logits"])).all()
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"num_envs": 0}, "num_envs"),
+        ({"lr": 0.0}, "lr"),
+        ({"guess_weight": -1.0}, "guess_weight"),
+        ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
+        ({"play_max_layer": 5}, "play_max_layer"),
+    ],
+)
+def test_bad_imitation_configs_name_the_field(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        imitation.ImitationConfig(**overrides)
+
+
+def test_imitation_learns_the_forced_moves_of_a_small_board():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4)
+    model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False)
+    il_cfg = imitation.ImitationConfig(
+        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=2, label_max_layer=2
+    )
+    state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
+    chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)
+    state, metrics = chunk(state)
+    metrics = jax.device_get(metrics)
+    for name, values in metrics.items():
+        assert values.shape == (240,) and np.isfinite(values).all(), name
+    assert int(state.update) == 240
+    early, late = metrics["loss"][5:35].mean(), metrics["loss"][-30:].mean()
+    assert late < 0.7 * early, (early, late)
+    assert metrics["policy_accuracy"][-30:].mean() > metrics["policy_accuracy"][5:35].mean() + 0.1
