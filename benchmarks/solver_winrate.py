@@ -66,11 +66,14 @@ def wilson_interval(wins: int, games: int, z: float = 1.96) -> tuple[float, floa
 
 def _exact_chunk(args) -> tuple[int, int, int, int, int]:
     """Plays ``games`` games with seed ``seed``: (games, wins, guesses, fallbacks, moves)."""
-    height, width, mines, opening, games, seed = args
+    height, width, mines, opening, games, seed, first_click = args
     from msjax import exact
 
     rng = np.random.default_rng(seed)
-    first = exact.default_first_click(height, width, opening)
+    if first_click is None:
+        first = exact.default_first_click(height, width, opening)
+    else:
+        first = min(first_click[0], height - 1) * width + min(first_click[1], width - 1)
     wins = guesses = fallbacks = moves = 0
     for _ in range(games):
         board = exact.Board(height, width, mines, opening, rng)
@@ -82,12 +85,12 @@ def _exact_chunk(args) -> tuple[int, int, int, int, int]:
     return games, wins, guesses, fallbacks, moves
 
 
-def run_exact(board: str, rule: str, games: int, workers: int, seed: int) -> dict:
+def run_exact(board: str, rule: str, games: int, workers: int, seed: int, first_click=None) -> dict:
     height, width, mines = BOARDS[board]
     chunk = 100
     jobs = []
     for index, start in enumerate(range(0, games, chunk)):
-        jobs.append((height, width, mines, RULES[rule], min(chunk, games - start), seed * 1_000_003 + index))
+        jobs.append((height, width, mines, RULES[rule], min(chunk, games - start), seed * 1_000_003 + index, first_click))
     start_time = time.perf_counter()
     if workers > 1:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
@@ -202,6 +205,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=1024, help="boards per batch for the JAX players")
     parser.add_argument("--chunk-steps", type=int, default=64, help="env steps per jitted chunk")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--first-click", default=None, help="R,C: the exact player's first click on every board")
     args = parser.parse_args(argv)
 
     players = [p for p in args.players.split(",") if p]
@@ -212,6 +216,7 @@ def main(argv: list[str] | None = None) -> None:
         if bad:
             raise ValueError(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")
 
+    first_click = tuple(int(x) for x in args.first_click.split(",")) if args.first_click else None
     rows = []
     header = f"{'player':8} {'board':13} {'rule':8} {'games':>7} {'win %':>7} {'95% CI':>15} {'games/s':>9} {'PSEQ %':>7}"
     print(header)
@@ -223,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
                 if args.quick:
                     games = QUICK_GAMES[player]
                 if player == "exact":
-                    result = run_exact(board, rule, games, args.workers, args.seed)
+                    result = run_exact(board, rule, games, args.workers, args.seed, first_click)
                 else:
                     result = run_jax(player, board, rule, games, args.batch, args.seed, args.chunk_steps)
                 low, high = wilson_interval(result["wins"], result["games"])

@@ -159,6 +159,27 @@ def test_huge_components_fall_back_and_are_flagged():
     assert np.all((result.mine_prob[0] >= 0) & (result.mine_prob[0] <= 1))
 
 
+def test_memoised_enumeration_equals_plain_backtracking(monkeypatch):
+    positions = random_positions(seed=10, count=40, max_hidden=24)
+    components = [
+        component
+        for revealed, counts, _, _ in positions
+        for component in exact._components(exact._constraints_of_view(revealed, counts))
+    ]
+    probes = [frozenset(sorted({cell for group, _ in comp for cell in group})[::3]) for comp in components]
+    plain = [exact._solve_component(comp, 10**6, probe) for comp, probe in zip(components, probes)]
+
+    def give_up(*args):
+        raise exact._TooLarge
+
+    monkeypatch.setattr(exact, "_enumerate_component", give_up)
+    memoised = [exact._solve_component(comp, 10**6, probe) for comp, probe in zip(components, probes)]
+    assert len(components) > 40
+    for a, b in zip(plain, memoised):
+        assert not a.approximate and not b.approximate
+        assert a.classes == b.classes and a.weights == b.weights and a.class_mines == b.class_mines
+
+
 def test_component_cache_gives_identical_answers():
     cache: dict = {}
     for revealed, counts, mines, _ in random_positions(seed=4, count=30):
