@@ -26,13 +26,18 @@ rounded expected total). The result is flagged ``approximate`` and never used fo
 ``PlayStats.fallbacks`` let benchmarks report how often it happens.
 
 The player (``play_game``): reveal every cell whose mine probability is exactly 0 (all of
-them, then re-analyse); when none is left, guess. The guess takes the cells whose safety is
-within ``guess_tolerance`` of the safest, looks one move ahead on the best few of them
-(for each number the cell could show, is some cell then certainly safe?), and picks the one
-with the highest ``P(safe) + progress_weight * P(safe and progress)``. Ties fall to the
-chance of revealing a zero, then to fewer hidden neighbours (corners and edges open more),
-then to row-major order. See ``ExactConfig`` for the knobs and ``default_first_click`` for
-the first click.
+them, then re-analyse); when none is left, guess. By default the guess is a cell of lowest
+mine probability; ties (often many: off-frontier cells share one probability) go to the
+cell most likely to be safe *and* make progress, looked up one move ahead exactly (for
+each number the cell could show, is some cell then certainly safe?), then to the one most
+likely to be safe and a zero, then to fewer hidden neighbours, then to row-major order.
+``ExactConfig`` can widen the candidates (``guess_tolerance``) and trade safety for
+progress (``progress_weight``); on 16x16x40 with a safe first click (2,000 games on the
+same seeds) the lookahead tie-break won +0.65 points over min-probability with the
+corner rule alone, and neither wider candidates nor a progress weight did better. Beyond
+exact probabilities and this one-move lookahead there is no deeper search: Tu et al.
+(2017) gain a further 0.1-0.45 points over their PSEQ heuristics with an optimal endgame
+procedure. See ``default_first_click`` for the first click.
 
 Games are simulated in NumPy with exactly ``msjax.env``'s rules (tests check that reveals
 open the same cells as ``msjax.env.step``), because a per-move jitted call would cost more
@@ -56,7 +61,8 @@ class ExactConfig:
     """Knobs of the exact analysis and of the player's guess.
 
     Attributes:
-      max_nodes: search nodes allowed per component before the local-estimate fallback.
+      max_nodes: search nodes allowed per component and enumeration method before the
+        local-estimate fallback (see the module docstring).
       guess_tolerance: cells whose safety is at least ``(1 - guess_tolerance)`` times the
         best safety are guess candidates (0 = only the safest cells).
       lookahead_candidates: how many candidates (safest first) get the one-move lookahead;
