@@ -64,12 +64,30 @@ def steps_per_call(batch: int, requested: int | None) -> int:
     return int(np.clip(2**17 // batch, 16, 1000))
 
 
-def random_valid_reveals(key: jax.Array, reveal_mask: jax.Array) -> jax.Array:
-    """int32[B]: one cell per board, uniform among its allowed reveals (``reveal_mask:
-    bool[B, N]``, at least one per row). One random integer per board, not one per cell."""
-    allowed = jnp.cumsum(reveal_mask, axis=1, dtype=jnp.int32)
-    draw = jax.random.randint(key, (reveal_mask.shape[0],), 0, allowed[:, -1])
-    return jnp.argmax(allowed > draw[:, None], axis=1).astype(jnp.int32)
+def random_valid_reveals(key: jax.Array, reveal_mask: jax.Array, height: int, width: int) -> jax.Array:
+    """int32[B]: one cell per board, uniform among its allowed reveals.
+
+    Args:
+      key: PRNG key.
+      reveal_mask: bool[B, H*W], at least one allowed cell per board.
+      height, width: the board's shape.
+
+    Draws one random integer per board (not one per cell: threefry bits are dear on a CPU)
+    and finds that allowed cell in two steps, row then column, because XLA lowers
+    ``cumsum`` to a quadratic ``reduce_window``: two short prefix sums of length H and W
+    cost far less than one of length H*W on the big boards.
+    """
+    batch = reveal_mask.shape[0]
+    cells = reveal_mask.reshape(batch, height, width)
+    per_row = jnp.sum(cells, axis=2, dtype=jnp.int32)
+    rows_through = jnp.cumsum(per_row, axis=1, dtype=jnp.int32)
+    draw = jax.random.randint(key, (batch,), 0, rows_through[:, -1])
+    row = jnp.argmax(rows_through > draw[:, None], axis=1)
+    in_row = row[:, None] == jnp.arange(height)
+    rank_in_row = draw - jnp.sum(jnp.where(in_row, rows_through - per_row, 0), axis=1)
+    row_cells = jnp.any(cells & in_row[:, :, None], axis=1)
+    column = jnp.argmax(jnp.cumsum(row_cells, axis=1, dtype=jnp.int32) > rank_in_row[:, None], axis=1)
+    return (row * width + column).astype(jnp.int32)
 
 
 def jax_device() -> str:
@@ -105,7 +123,7 @@ def bench_msjax(cfg: EnvConfig, batch: int, num_steps: int, min_time: float) -> 
     def one_step(carry, _):
         states, key, games = carry
         key, draw_key = jax.random.split(key)
-        actions = random_valid_reveals(draw_key, mask_of(states, cfg)[:, : cfg.num_cells])
+        actions = random_valid_reveals(draw_key, mask_of(states, cfg)[:, : cfg.num_cells], cfg.H, cfg.W)
         states, _, done, _ = env.batch_step(states, actions, cfg)
         return (states, key, games + jnp.sum(done, dtype=jnp.int32)), None
 
@@ -135,7 +153,7 @@ def bench_jumanji(cfg: EnvConfig, batch: int, num_steps: int, min_time: float) -
     def one_step(carry, _):
         (states, reveal_mask), key, games = carry
         key, draw_key = jax.random.split(key)
-        cells = random_valid_reveals(draw_key, reveal_mask)
+        cells = random_valid_reveals(draw_key, reveal_mask, cfg.H, cfg.W)
         actions = jnp.stack([cells // cfg.W, cells % cfg.W], axis=1)
         states, timestep = vmapped.step(states, actions)
         reveal_mask = timestep.observation.action_mask.reshape(batch, -1)

@@ -12,6 +12,7 @@ from msjax import env
 from msjax.env import EnvConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.env_throughput import random_valid_reveals  # noqa: E402
 from benchmarks.numpy_env import NumpyMinesweeper, neighbour_sum, random_hidden_cells  # noqa: E402
 
 INFO_FIELDS = ("invalid", "new_revealed", "won", "lost", "steps", "revealed_fraction")
@@ -125,3 +126,14 @@ def test_random_hidden_cells_picks_only_allowed_cells():
     picks = random_hidden_cells(allowed, rng)
     assert allowed[np.arange(500), picks].all()
     assert len(np.unique(picks)) > 20
+
+
+def test_benchmark_policy_reveals_only_allowed_cells_and_reaches_all_of_them():
+    height, width = 5, 7
+    allowed = np.random.default_rng(9).random((400, height * width)) < 0.2
+    allowed[:, 3] = True
+    picks = np.asarray(random_valid_reveals(jax.random.key(0), jnp.asarray(allowed), height, width))
+    assert allowed[np.arange(400), picks].all()
+    same_mask = jnp.broadcast_to(jnp.asarray(allowed[0]), allowed.shape)
+    picks = np.asarray(random_valid_reveals(jax.random.key(1), same_mask, height, width))
+    assert set(picks.tolist()) == set(np.flatnonzero(allowed[0]).tolist())
