@@ -447,9 +447,34 @@ def batch_reset(key: jax.Array, cfg: EnvConfig, num_envs: int) -> EnvState:
     return jax.vmap(reset, in_axes=(0, None))(jax.random.split(key, num_envs), cfg)
 
 
+def _place_pending(states: EnvState, cells: jax.Array, pending: jax.Array, cfg: EnvConfig) -> EnvState:
+    """Places mines on the boards marked ``pending`` (bool[B]), first clicks at ``cells``.
+
+    Only a few boards of a batch click for the first time in a given step, so rather than
+    placing mines on every board and keeping a few, this gathers the pending boards into
+    chunks of a quarter of the batch and places mines on those alone (a loop that
+    usually runs once, and not at all when no board is pending).
+    """
+    num_envs = pending.shape[0]
+    chunk = max(1, -(-num_envs // 4))
+    place = jax.vmap(_place_mines, in_axes=(0, 0, None))
+
+    def place_chunk(carry):
+        states, pending = carry
+        (index,) = jnp.nonzero(pending, size=chunk, fill_value=num_envs)
+        gathered = jax.tree.map(lambda x: x[jnp.minimum(index, num_envs - 1)], states)
+        placed = place(gathered, cells[jnp.minimum(index, num_envs - 1)], cfg)
+        states = jax.tree.map(lambda x, y: x.at[index].set(y, mode="drop"), states, placed)
+        return states, pending.at[index].set(False, mode="drop")
+
+    states, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), place_chunk, (states, pending))
+    return states
+
+
 def _auto_reset(state: EnvState, cfg: EnvConfig) -> EnvState:
-    next_key, _ = jax.random.split(state.key)
-    fresh = reset(next_key, cfg)
+    # Placement already moved ``key`` on to a fresh stream, and a game that ended before
+    # its first reveal drew nothing from its key, so the next game may start from it.
+    fresh = reset(state.key, cfg)
     return jax.tree.map(lambda new, old: jnp.where(state.done, new, old), fresh, state)
 
 
@@ -475,9 +500,8 @@ def batch_step(
       each field ``[B]``.
     """
     chex.assert_shape(actions, states.done.shape)
-    place = jax.vmap(_place_if_needed, in_axes=(0, 0, None))
     needs = jax.vmap(_needs_mines, in_axes=(0, 0, None))(states, actions, cfg)
-    states = jax.lax.cond(jnp.any(needs), lambda s: place(s, actions, cfg), lambda s: s, states)
+    states = _place_pending(states, actions % cfg.num_cells, needs, cfg)
     states, reward, done, info = jax.vmap(_apply_action, in_axes=(0, 0, None))(states, actions, cfg)
     restart = jax.vmap(_auto_reset, in_axes=(0, None))
     states = jax.lax.cond(jnp.any(done), lambda s: restart(s, cfg), lambda s: s, states)
