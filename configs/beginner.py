@@ -1,0 +1,38 @@
+"""Beginner (8x8, 10 mines, opening start) at GPU scale: the seed's PPO with 4096 boards.
+
+The seed's hyper-parameters (gamma 0.995, lambda 0.95, clip 0.2, entropy 0.003, AdamW
+3e-4 with cosine decay, 3 epochs, 8 minibatches) with ``num_envs`` raised from 256 to
+4096 boards and the rollout shortened to 32 steps, so an update still sees ~131k
+transitions (minibatches of ~16k). Imitation of the rule solver comes first.
+"""
+
+from msjax.config import ExperimentConfig, RunConfig
+from msjax.env import EnvConfig
+from msjax.imitation import ImitationConfig
+from msjax.models import ModelConfig
+from msjax.ppo import PPOConfig
+
+
+def get_config() -> ExperimentConfig:
+    return ExperimentConfig(
+        env=EnvConfig(H=8, W=8, mine_count=10, guarantee_safe_neighborhood=True),
+        model=ModelConfig(channels=(32, 64, 64), dtype="bfloat16"),
+        imitation=ImitationConfig(enabled=True, num_envs=4096, steps_per_update=16, num_updates=1000, lr=1e-3),
+        ppo=PPOConfig(
+            num_envs=4096,
+            steps_per_env=32,
+            mini_batches=8,
+            ppo_epochs=3,
+            frontier_mask_until_updates=0,
+            total_updates=2000,
+        ),
+        run=RunConfig(
+            chunk_updates=25,
+            eval_every_updates=100,
+            eval_episodes=4000,
+            final_eval_episodes=10000,
+            eval_batch_size=4000,
+            checkpoint_every_updates=250,
+            workdir="runs/beginner",
+        ),
+    )

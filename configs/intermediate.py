@@ -1,0 +1,36 @@
+"""Intermediate (16x16, 40 mines, opening start) at GPU scale.
+
+The seed's PPO settings with 4096 boards of 32-step rollouts per update and the deeper
+residual network (wider boards need a larger receptive field); imitation first.
+"""
+
+from msjax.config import ExperimentConfig, RunConfig
+from msjax.env import EnvConfig
+from msjax.imitation import ImitationConfig
+from msjax.models import ModelConfig
+from msjax.ppo import PPOConfig
+
+
+def get_config() -> ExperimentConfig:
+    return ExperimentConfig(
+        env=EnvConfig(H=16, W=16, mine_count=40, guarantee_safe_neighborhood=True),
+        model=ModelConfig(residual=True, num_res_blocks=6, res_channels=64, dtype="bfloat16"),
+        imitation=ImitationConfig(enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3),
+        ppo=PPOConfig(
+            num_envs=4096,
+            steps_per_env=32,
+            mini_batches=8,
+            ppo_epochs=3,
+            frontier_mask_until_updates=0,
+            total_updates=4000,
+        ),
+        run=RunConfig(
+            chunk_updates=25,
+            eval_every_updates=200,
+            eval_episodes=4000,
+            final_eval_episodes=10000,
+            eval_batch_size=4000,
+            checkpoint_every_updates=250,
+            workdir="runs/intermediate",
+        ),
+    )

@@ -1,0 +1,265 @@
+"""Orbax checkpoints of a run: the whole training state, the config and the stage.
+
+A checkpoint directory (``runs/NAME/checkpoints/<step>``) holds two items: ``state``,
+the stage's state pytree exactly as training carries it (parameters, optimizer state,
+boards in play, PRNG key, update counter), and ``meta``, JSON with the stage
+(``"imitation"`` or ``"ppo"``), the stage's update counter and the full config. Typed
+PRNG keys are stored as their raw key data and wrapped again on restore. The manager
+keeps the last ``keep`` checkpoints and the best one by evaluation win rate (Orbax
+preservation policies ``LatestN`` + ``BestN``).
+
+Anything that cannot be restored as asked (a missing or damaged checkpoint, a different
+board or network) raises ``CheckpointError`` with the reason; nothing falls back to a
+fresh start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import orbax.checkpoint as ocp
+
+from msjax import config as config_lib
+from msjax import imitation, ppo
+
+STAGES = ("imitation", "ppo")
+WIN_RATE = "win_rate"
+
+# Sections whose values fix the shapes in a checkpoint or the game it was trained on.
+_SHAPE_FIELDS = ("ppo.num_envs", "imitation.num_envs")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is missing, damaged, or does not fit the requested run."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointInfo:
+    """What a checkpoint says about itself (its ``meta`` item)."""
+
+    path: Path
+    step: int
+    stage: str
+    update: int
+    config: config_lib.ExperimentConfig
+    metrics: dict[str, float] | None
+
+
+class _DropMissingMetricWarning(logging.Filter):
+    """Orbax warns on every save without metrics; most of ours have none, by design."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "did not provide metrics" not in record.getMessage()
+
+
+logging.getLogger("absl").addFilter(_DropMissingMetricWarning())
+
+
+# ----------------------------------------------------------------------------- keys
+
+
+def _is_key(x: Any) -> bool:
+    return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def keys_to_data(tree: Any) -> Any:
+    """``tree`` with every typed PRNG key replaced by its raw ``uint32`` key data."""
+    return jax.tree.map(lambda x: jax.random.key_data(x) if _is_key(x) else x, tree)
+
+
+def keys_from_data(tree: Any, template: Any) -> Any:
+    """Inverse of ``keys_to_data``: wraps the leaves that are keys in ``template``
+    (concrete or abstract) with the default key implementation."""
+    return jax.tree.map(lambda x, t: jax.random.wrap_key_data(x) if _is_key(t) else x, tree, template)
+
+
+def abstract_state(stage: str, cfg: config_lib.ExperimentConfig) -> Any:
+    """The shapes and dtypes (no values) of stage ``stage``'s state under ``cfg``."""
+    key = jax.random.key(0)
+    if stage == "ppo":
+        return jax.eval_shape(lambda k: ppo.init_train_state(k, cfg.env, cfg.model, cfg.ppo), key)
+    if stage == "imitation":
+        return jax.eval_shape(
+            lambda k: imitation.init_imitation_state(k, cfg.env, cfg.model, cfg.imitation), key
+        )
+    raise ValueError(f"stage={stage!r} must be one of {STAGES}")
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def resolve(path: str | Path) -> tuple[Path, int | None]:
+    """``(checkpoints_dir, step)`` for a run directory, a checkpoints directory or one
+    checkpoint's directory (``step`` is None unless ``path`` names one checkpoint)."""
+    path = Path(path).resolve()
+    if not path.exists():
+        raise CheckpointError(f"{path} does not exist")
+    if (path / "checkpoints").is_dir():
+        return path / "checkpoints", None
+    if (path / "meta").is_dir() and path.name.isdigit():
+        return path.parent, int(path.name)
+    if any(child.name.isdigit() for child in path.iterdir()):
+        return path, None
+    raise CheckpointError(
+        f"{path} is neither a run directory (with checkpoints/), a checkpoints directory, "
+        "nor one checkpoint"
+    )
+
+
+# ----------------------------------------------------------------------------- manager
+
+
+class Checkpoints:
+    """The checkpoints of one run, managed by Orbax.
+
+    Args:
+      directory: where the step directories live (``runs/NAME/checkpoints``).
+      keep: most recent checkpoints kept; the best by ``metrics["win_rate"]`` is kept too.
+      read_only: open an existing directory without creating or deleting anything.
+    """
+
+    def __init__(self, directory: str | Path, keep: int = 3, read_only: bool = False):
+        self.directory = Path(directory).resolve()
+        if read_only and not self.directory.is_dir():
+            raise CheckpointError(f"no checkpoints directory at {self.directory}")
+        best_fn = lambda metrics: metrics[WIN_RATE]  # noqa: E731
+        policies = ocp.checkpoint_managers
+        preservation = policies.AnyPreservationPolicy(
+            [
+                policies.LatestN(n=keep),
+                policies.BestN(get_metric_fn=best_fn, n=1, keep_checkpoints_without_metrics=False),
+            ]
+        )
+        options = ocp.CheckpointManagerOptions(
+            best_fn=best_fn,
+            best_mode="max",
+            preservation_policy=preservation,
+            # Synchronous: the next training chunk donates (reuses) the state's buffers.
+            enable_async_checkpointing=False,
+            read_only=read_only,
+            create=not read_only,
+        )
+        self._manager = ocp.CheckpointManager(self.directory, options=options)
+
+    @property
+    def steps(self) -> list[int]:
+        return list(self._manager.all_steps())
+
+    @property
+    def latest_step(self) -> int | None:
+        return self._manager.latest_step()
+
+    @property
+    def best_step(self) -> int | None:
+        """The step with the highest evaluation win rate (latest if none was evaluated)."""
+        return self._manager.best_step()
+
+    def path(self, step: int) -> Path:
+        return self.directory / str(step)
+
+    def save(
+        self,
+        step: int,
+        state: Any,
+        *,
+        stage: str,
+        update: int,
+        cfg: config_lib.ExperimentConfig,
+        metrics: dict[str, float] | None = None,
+    ) -> Path:
+        """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``."""
+        if stage not in STAGES:
+            raise ValueError(f"stage={stage!r} must be one of {STAGES}")
+        meta = {"stage": stage, "update": int(update), "config": config_lib.to_dict(cfg)}
+        args = ocp.args.Composite(
+            state=ocp.args.StandardSave(keys_to_data(state)),
+            meta=ocp.args.JsonSave(meta),
+        )
+        metrics = None if metrics is None else {WIN_RATE: float(metrics[WIN_RATE])}
+        self._manager.save(step, args=args, metrics=metrics, force=True)
+        self._manager.wait_until_finished()
+        return self.path(step)
+
+    def info(self, step: int) -> CheckpointInfo:
+        """The stage, update counter, config and metrics of checkpoint ``step``."""
+        self._require(step)
+        try:
+            meta = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+            stage, update = meta["stage"], int(meta["update"])
+            cfg = config_lib.from_dict(meta["config"])
+        except Exception as err:  # noqa: BLE001 - any failure here means the files are unusable
+            raise CheckpointError(
+                f"checkpoint {self.path(step)} has no readable metadata (damaged, or not written "
+                f"by msjax): {type(err).__name__}: {err}"
+            ) from err
+        if stage not in STAGES:
+            raise CheckpointError(f"checkpoint {self.path(step)} names an unknown stage {stage!r}")
+        metrics = self._manager.metrics(step)
+        return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
+
+    def restore(self, step: int, template: Any) -> Any:
+        """Checkpoint ``step``'s state, restored into the structure, shapes and dtypes of
+        ``template`` (a state of the same stage and config, concrete or abstract)."""
+        self._require(step)
+        abstract = jax.eval_shape(keys_to_data, template)
+        try:
+            restored = self._manager.restore(
+                step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract))
+            )["state"]
+        except Exception as err:  # noqa: BLE001 - re-raised with the path and the cause
+            raise CheckpointError(
+                f"checkpoint {self.path(step)} cannot be restored into this run's state "
+                f"(damaged, or saved by a different config): {type(err).__name__}: {err}"
+            ) from err
+        _check_matches(restored, abstract, self.path(step))
+        # Orbax returns arrays committed to a device; fresh states are uncommitted, and
+        # jit compiles separately for each, so a resumed run would recompile its chunks.
+        restored = jax.tree.map(lambda x: jnp.asarray(np.asarray(x)), restored)
+        return keys_from_data(restored, template)
+
+    def close(self) -> None:
+        self._manager.close()
+
+    def _require(self, step: int) -> None:
+        if step not in self.steps:
+            raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
+
+
+def _check_matches(restored: Any, abstract: Any, path: Path) -> None:
+    """Raises ``CheckpointError`` naming the first leaf whose structure, shape or dtype differs."""
+    if jax.tree.structure(restored) != jax.tree.structure(abstract):
+        raise CheckpointError(f"checkpoint {path} holds a differently structured state than this run")
+    for (where, got), want in zip(jax.tree_util.tree_leaves_with_path(restored), jax.tree.leaves(abstract)):
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise CheckpointError(
+                f"checkpoint {path}: {jax.tree_util.keystr(where)} is {got.dtype}{list(got.shape)}, "
+                f"this run expects {want.dtype}{list(want.shape)}"
+            )
+
+
+def check_compatible(saved: config_lib.ExperimentConfig, current: config_lib.ExperimentConfig) -> list[str]:
+    """Differences between a checkpoint's config and the current one that a resume allows.
+
+    Raises ``CheckpointError`` naming every field that makes the checkpoint unusable:
+    the game (``env.*``), the network (``model.*``) and the batch sizes of the stages'
+    boards in play. Other differences (e.g. logging, evaluation, learning rate) are
+    returned, so the caller can report them.
+    """
+    changed = config_lib.differences(saved, current)
+    fatal = [
+        line
+        for line in changed
+        if line.startswith(("env.", "model.")) or line.split(":")[0] in _SHAPE_FIELDS
+    ]
+    if fatal:
+        raise CheckpointError(
+            "the checkpoint was trained with a different game, network or batch size: "
+            + "; ".join(fatal)
+        )
+    return changed

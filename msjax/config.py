@@ -1,0 +1,297 @@
+"""Experiment configs: typed, frozen sections loaded from ``configs/*.py`` and overridden
+from the command line.
+
+An ``ExperimentConfig`` groups one frozen dataclass per concern (``env``, ``model``,
+``ppo``, ``imitation``, ``run``); each section validates itself when built, so a bad
+value fails with a ``ValueError`` that names the field. A config file is a Python module
+whose ``get_config()`` returns an ``ExperimentConfig`` (the Flax examples' convention).
+Overrides such as ``ppo.lr=1e-4`` or ``model.channels=(32,32)`` are parsed to the
+field's declared type and applied with ``dataclasses.replace``, so they are validated
+like the file's own values. ``to_dict``/``from_dict`` round-trip a config through JSON
+for the run directory and checkpoints.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib.util
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any, Sequence
+
+from msjax.env import EnvConfig
+from msjax.imitation import ImitationConfig
+from msjax.models import ModelConfig
+from msjax.ppo import PPOConfig
+
+CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """How a run is driven: seeding, chunking, evaluation, checkpoints and logging.
+
+    Attributes:
+      seed: seeds everything (network init, boards, sampling, evaluation boards).
+      chunk_updates: updates per compiled chunk; Python sees only chunk boundaries, so
+        evaluation and checkpoints happen at the first boundary past their interval.
+      eval_every_updates: evaluate on fresh boards every this many updates (0 = only at
+        the end of each stage).
+      eval_episodes: games per periodic evaluation.
+      final_eval_episodes: games of the evaluation printed at the end of the run.
+      eval_batch_size: boards played together during evaluation.
+      checkpoint_every_updates: save a checkpoint every this many updates (0 = only at
+        evaluations, stage ends and Ctrl-C).
+      keep_checkpoints: most recent checkpoints kept (the best by evaluation win rate is
+        kept as well).
+      workdir: the run directory used when ``--workdir`` is not given.
+      tensorboard: also write TensorBoard event files under ``workdir/tb``.
+      progress_bar: show a tqdm progress bar.
+    """
+
+    seed: int = 0
+    chunk_updates: int = 10
+    eval_every_updates: int = 50
+    eval_episodes: int = 500
+    final_eval_episodes: int = 2000
+    eval_batch_size: int = 1000
+    checkpoint_every_updates: int = 100
+    keep_checkpoints: int = 3
+    workdir: str = "runs/default"
+    tensorboard: bool = True
+    progress_bar: bool = True
+
+    def __post_init__(self):
+        for name in ("seed", "eval_every_updates", "checkpoint_every_updates"):
+            _check_int(self, name, low=0)
+        for name in ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints"):
+            _check_int(self, name, low=1)
+        if not isinstance(self.workdir, str) or not self.workdir:
+            raise ValueError(f"RunConfig.workdir={self.workdir!r} must be a non-empty path")
+
+
+def _check_int(section: Any, name: str, low: int) -> None:
+    value = getattr(section, name)
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{type(section).__name__}.{name}={value!r} must be an int >= {low}")
+
+
+SECTION_TYPES: dict[str, type] = {
+    "env": EnvConfig,
+    "model": ModelConfig,
+    "ppo": PPOConfig,
+    "imitation": ImitationConfig,
+    "run": RunConfig,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentConfig:
+    """One experiment: the game, the network, both training stages and the run.
+
+    Frozen and hashable (every field is), so sections pass to jitted code as static
+    arguments.
+    """
+
+    env: EnvConfig = EnvConfig()
+    model: ModelConfig = ModelConfig()
+    ppo: PPOConfig = PPOConfig()
+    imitation: ImitationConfig = ImitationConfig()
+    run: RunConfig = RunConfig()
+
+    def __post_init__(self):
+        for name, section_type in SECTION_TYPES.items():
+            value = getattr(self, name)
+            if not isinstance(value, section_type):
+                raise ValueError(
+                    f"ExperimentConfig.{name} must be a {section_type.__name__}, got {type(value).__name__}"
+                )
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Imports a config file and returns its ``get_config()``.
+
+    ``path`` is a ``.py`` file, or the bare name of one in the repository's ``configs/``
+    (``"small"`` finds ``configs/small.py``).
+    """
+    path = Path(path)
+    if not path.exists() and path.suffix == "" and (CONFIGS_DIR / f"{path.name}.py").exists():
+        path = CONFIGS_DIR / f"{path.name}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"config file {str(path)!r} not found")
+    spec = importlib.util.spec_from_file_location(f"msjax_config_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "get_config"):
+        raise ValueError(f"config file {str(path)!r} has no get_config() function")
+    cfg = module.get_config()
+    if not isinstance(cfg, ExperimentConfig):
+        raise ValueError(
+            f"get_config() in {str(path)!r} returned a {type(cfg).__name__}, not an ExperimentConfig"
+        )
+    return cfg
+
+
+def to_dict(cfg: ExperimentConfig) -> dict[str, dict[str, Any]]:
+    """Plain JSON-ready nested dict (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+
+
+def from_dict(data: dict[str, dict[str, Any]]) -> ExperimentConfig:
+    """Inverse of ``to_dict``; unknown sections or fields raise ``ValueError``.
+
+    Fields missing from ``data`` take their defaults.
+    """
+    unknown = set(data) - set(SECTION_TYPES)
+    if unknown:
+        raise ValueError(f"unknown config sections {sorted(unknown)}; valid: {list(SECTION_TYPES)}")
+    sections = {}
+    for name, section_type in SECTION_TYPES.items():
+        values = dict(data.get(name, {}))
+        hints = _field_types(section_type)
+        unknown = set(values) - set(hints)
+        if unknown:
+            raise ValueError(f"unknown keys {sorted(unknown)} in config section {name!r}; valid keys: {list(hints)}")
+        kwargs = {key: _coerce(value, hints[key], f"{name}.{key}") for key, value in values.items()}
+        sections[name] = section_type(**kwargs)
+    return ExperimentConfig(**sections)
+
+
+def save_json(cfg: ExperimentConfig, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(to_dict(cfg), indent=2) + "\n")
+
+
+def load_json(path: str | Path) -> ExperimentConfig:
+    return from_dict(json.loads(Path(path).read_text()))
+
+
+def differences(old: ExperimentConfig, new: ExperimentConfig) -> list[str]:
+    """``section.field: old -> new`` for every field that differs."""
+    old_dict, new_dict = to_dict(old), to_dict(new)
+    return [
+        f"{section}.{key}: {old_dict[section][key]!r} -> {new_dict[section][key]!r}"
+        for section in SECTION_TYPES
+        for key in new_dict[section]
+        if old_dict[section].get(key) != new_dict[section][key]
+    ]
+
+
+# ----------------------------------------------------------------------------- overrides
+
+
+def valid_keys() -> list[str]:
+    """Every overridable ``section.field``."""
+    return [f"{name}.{key}" for name, section_type in SECTION_TYPES.items() for key in _field_types(section_type)]
+
+
+def apply_overrides(cfg: ExperimentConfig, overrides: Sequence[str]) -> ExperimentConfig:
+    """``cfg`` with each ``"section.field=value"`` applied (a later one wins).
+
+    Values are parsed to the field's declared type: ints, floats, bools
+    (``true``/``false``), strings, tuples (``(32,64)`` or ``32,64``) and ``None`` where the
+    field allows it. An unknown key or a value of the wrong type raises ``ValueError``
+    listing the section's valid keys or the expected type. A section is rebuilt once with
+    all its overrides, so fields that constrain each other (``env.H`` and
+    ``env.mine_count``) can change together; a value the section rejects raises the
+    section's own ``ValueError``.
+    """
+    changes: dict[str, dict[str, Any]] = {}
+    for override in overrides:
+        key, sep, text = override.partition("=")
+        key = key.strip().removeprefix("--").removeprefix("config.")
+        if not sep:
+            raise ValueError(f"override {override!r} must look like section.field=value, e.g. ppo.lr=1e-4")
+        section_name, field_name, value = _parse_override(key, text.strip())
+        changes.setdefault(section_name, {})[field_name] = value
+    for section_name, fields in changes.items():
+        try:
+            section = dataclasses.replace(getattr(cfg, section_name), **fields)
+        except ValueError as err:
+            given = ", ".join(f"{section_name}.{name}={value!r}" for name, value in fields.items())
+            raise ValueError(f"override {given}: {err}") from err
+        cfg = dataclasses.replace(cfg, **{section_name: section})
+    return cfg
+
+
+def _parse_override(key: str, text: str) -> tuple[str, str, Any]:
+    """``(section, field, value)`` of one ``key=text`` override, the value typed."""
+    section_name, _, field_name = key.partition(".")
+    if section_name not in SECTION_TYPES:
+        raise ValueError(f"unknown config key {key!r}: sections are {list(SECTION_TYPES)}")
+    hints = _field_types(SECTION_TYPES[section_name])
+    if field_name not in hints:
+        raise ValueError(
+            f"unknown config key {key!r}; valid keys of {section_name!r}: "
+            + ", ".join(f"{section_name}.{name}" for name in hints)
+        )
+    return section_name, field_name, _coerce(_literal(text), hints[field_name], key, text)
+
+
+def _field_types(section_type: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(section_type)
+    return {f.name: hints[f.name] for f in dataclasses.fields(section_type)}
+
+
+def _literal(text: str) -> Any:
+    """A Python literal when ``text`` is one, else the text itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _coerce(value: Any, hint: Any, key: str, text: str | None = None) -> Any:
+    """``value`` converted to ``hint`` (int, float, bool, str, tuple[...], unions with None)."""
+    text = str(value) if text is None else text
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        if isinstance(value, str) and value.lower() in ("none", "null") and type(None) in args:
+            return None
+        for arm in args:
+            if arm is type(None):
+                continue
+            try:
+                return _coerce(value, arm, key, text)
+            except ValueError:
+                pass
+        raise ValueError(f"{key}={text!r}: expected {_type_name(hint)}")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if str(value).lower() in _TRUE | _FALSE:
+            return str(value).lower() in _TRUE
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif hint is str:
+        return value if isinstance(value, str) else text
+    elif origin is tuple:
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        if args and args[-1] is Ellipsis:
+            return tuple(_coerce(item, args[0], key) for item in items)
+        if len(items) == len(args):
+            return tuple(_coerce(item, arm, key) for item, arm in zip(items, args))
+    elif hint is Any:
+        return value
+    raise ValueError(f"{key}={text!r}: expected {_type_name(hint)}")
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) if typing.get_origin(hint) is None else str(hint)

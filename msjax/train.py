@@ -1,0 +1,454 @@
+"""The training entry point: ``python -m msjax.train --config configs/small.py``.
+
+A run is two stages on the device: imitation of the rule solver (when enabled), then
+PPO initialised from its parameters. Each stage runs as jitted chunks of
+``run.chunk_updates`` updates; this module sees only the chunk boundaries, where it
+logs the per-update metrics (``metrics.jsonl`` and TensorBoard), evaluates the greedy
+policy on fresh boards, saves Orbax checkpoints and updates the progress bar. It is the
+only module that touches files, logging and the command line.
+
+Command line (the Flax examples' override convention)::
+
+    python -m msjax.train --config configs/small.py [--workdir runs/NAME] [--resume]
+        [--config.ppo.lr=1e-4 --config.env.H=16 ...]
+
+The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard),
+``checkpoints/`` and ``final_eval.json``. ``--resume`` continues from the latest
+checkpoint exactly as the run would have gone on; Ctrl-C saves a checkpoint first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import functools
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from msjax import agent as agent_lib
+from msjax import checkpoint as checkpoint_lib
+from msjax import config as config_lib
+from msjax import evaluate as evaluate_lib
+from msjax import imitation, ppo
+from msjax.config import ExperimentConfig
+
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Trains as the command line says; returns the final evaluation."""
+    args = parse_args(argv)
+    cfg = resolve_config(args)
+    run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
+    try:
+        checkpoint_path, final = train(cfg, run_dir, args.resume)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; continue with: python -m msjax.train --workdir {run_dir} --resume")
+        raise SystemExit(EXIT_INTERRUPTED)
+    report(run_dir, checkpoint_path, final)
+    return final
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """``--config``, ``--workdir``, ``--resume``; every ``--config.section.field=value`` is
+    collected into ``args.overrides``."""
+    parser = argparse.ArgumentParser(prog="python -m msjax.train", description=__doc__.split("\n")[0])
+    parser.add_argument("--config", help="config file (configs/small.py) or a name in configs/ (small)")
+    parser.add_argument("--workdir", help="run directory (default: the config's run.workdir)")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --workdir")
+    args, rest = parser.parse_known_args(argv)
+    args.overrides = _collect_overrides(rest, parser)
+    if args.config is None and not (args.resume and args.workdir):
+        parser.error("--config is required (or --workdir with --resume, to reuse the run's config)")
+    return args
+
+
+def _collect_overrides(rest: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``--config.a.b=v`` or ``--config.a.b v`` -> ``["a.b=v", ...]``."""
+    overrides, i = [], 0
+    while i < len(rest):
+        item = rest[i]
+        if not item.startswith("--config."):
+            parser.error(f"unrecognised argument {item!r} (overrides look like --config.ppo.lr=1e-4)")
+        if "=" in item:
+            overrides.append(item[len("--config.") :])
+            i += 1
+        elif i + 1 < len(rest):
+            overrides.append(f"{item[len('--config.'):]}={rest[i + 1]}")
+            i += 2
+        else:
+            parser.error(f"{item} needs a value")
+    return overrides
+
+
+def resolve_config(args: argparse.Namespace) -> ExperimentConfig:
+    """The config file (or, resuming without one, the run's saved config), the overrides,
+    and ``--workdir``."""
+    if args.config is not None:
+        cfg = config_lib.load_config(args.config)
+    else:
+        saved = Path(args.workdir) / "config.json"
+        if not saved.is_file():
+            raise SystemExit(f"error: {saved} not found; pass --config to say what to train")
+        cfg = config_lib.load_json(saved)
+    cfg = config_lib.apply_overrides(cfg, args.overrides)
+    if args.workdir is not None:
+        cfg = dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=str(args.workdir)))
+    return cfg
+
+
+def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool) -> Path:
+    """Creates the run directory.
+
+    A new run refuses a directory that already holds checkpoints (resume it or pick
+    another); a resumed run needs them.
+    """
+    has_checkpoints = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+    if resume and not has_checkpoints:
+        raise SystemExit(f"error: --resume, but {run_dir} holds no checkpoints to resume from")
+    if not resume and has_checkpoints:
+        raise SystemExit(
+            f"error: {run_dir} already holds a run; pass --resume to continue it or --workdir for a new one"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
+
+
+def report(run_dir: Path, checkpoint_path: Path, final: dict[str, Any]) -> None:
+    low, high = final["win_rate_ci95"]
+    print(
+        f"final evaluation ({final['episodes']} games): win rate {final['win_rate']:.1%} "
+        f"[95% CI {low:.1%}-{high:.1%}], safe cells revealed {final['revealed_fraction']:.1%}, "
+        f"invalid actions {final['invalid_action_rate']:.2%}"
+    )
+    print(f"checkpoint: {checkpoint_path}")
+    print(f"load it with: msjax.load_agent({str(run_dir)!r})")
+
+
+# ----------------------------------------------------------------------------- stages
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One training stage as the loop sees it.
+
+    Attributes:
+      name: ``"imitation"`` or ``"ppo"`` (the checkpoint's stage).
+      total_updates: updates the stage runs.
+      first_step: checkpoint step of the stage's update 0 (steps count across stages).
+      first_env_step: environment steps taken before the stage.
+      env_steps_per_update: boards x steps per update.
+      init: ``params or None -> state``, the stage's fresh state.
+      make_chunk: ``num_updates -> jitted state -> (state, metrics)``.
+    """
+
+    name: str
+    total_updates: int
+    first_step: int
+    first_env_step: int
+    env_steps_per_update: int
+    init: Callable[[Any], Any]
+    make_chunk: Callable[[int], Callable]
+
+
+@functools.lru_cache(maxsize=None)
+def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates):
+    return ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, num_updates)
+
+
+@functools.lru_cache(maxsize=None)
+def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates):
+    return imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates)
+
+
+def make_stages(cfg: ExperimentConfig) -> list[Stage]:
+    """The run's stages in order, each with its own PRNG stream from ``run.seed``."""
+    il_key, ppo_key = jax.random.split(jax.random.key(cfg.run.seed))
+    stages = []
+    if cfg.imitation.enabled:
+        il = cfg.imitation
+        stages.append(
+            Stage(
+                name="imitation",
+                total_updates=il.num_updates,
+                first_step=0,
+                first_env_step=0,
+                env_steps_per_update=il.num_envs * il.steps_per_update,
+                init=lambda params: imitation.init_imitation_state(il_key, cfg.env, cfg.model, il),
+                make_chunk=lambda n: _imitation_chunk(cfg.env, cfg.model, il, n),
+            )
+        )
+    before = stages[-1] if stages else None
+    stages.append(
+        Stage(
+            name="ppo",
+            total_updates=cfg.ppo.total_updates,
+            first_step=before.first_step + before.total_updates if before else 0,
+            first_env_step=before.first_env_step + before.total_updates * before.env_steps_per_update
+            if before
+            else 0,
+            env_steps_per_update=cfg.ppo.num_envs * cfg.ppo.steps_per_env,
+            init=lambda params: ppo.init_train_state(ppo_key, cfg.env, cfg.model, cfg.ppo, params=params),
+            make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n),
+        )
+    )
+    return stages
+
+
+def restore_latest(
+    checkpoints: checkpoint_lib.Checkpoints, stages: list[Stage], cfg: ExperimentConfig
+) -> tuple[int, Any]:
+    """``(stage index, state)`` of the latest checkpoint, checked against ``cfg``."""
+    step = checkpoints.latest_step
+    if step is None:
+        raise checkpoint_lib.CheckpointError(f"no checkpoint in {checkpoints.directory} to resume from")
+    info = checkpoints.info(step)
+    changed = checkpoint_lib.check_compatible(info.config, cfg)
+    if changed:
+        print("resuming with changed settings: " + "; ".join(changed))
+    names = [stage.name for stage in stages]
+    if info.stage not in names:
+        raise checkpoint_lib.CheckpointError(
+            f"checkpoint {info.path} is from the {info.stage} stage, which this config does not run ({names})"
+        )
+    state = checkpoints.restore(step, checkpoint_lib.abstract_state(info.stage, cfg))
+    return names.index(info.stage), state
+
+
+# ----------------------------------------------------------------------------- logging
+
+
+class MetricsWriter:
+    """Writes metrics rows to ``metrics.jsonl`` and, optionally, TensorBoard (``tb/``)."""
+
+    def __init__(self, run_dir: Path, tensorboard: bool, resume_step: int | None):
+        self.path = run_dir / "metrics.jsonl"
+        if resume_step is not None:
+            _drop_rows_after(self.path, resume_step)
+        self._file = open(self.path, "a")
+        self._tb = None
+        if tensorboard:
+            from tensorboardX import SummaryWriter
+
+            self._tb = SummaryWriter(str(run_dir / "tb"))
+
+    def write_updates(self, stage: Stage, first_update: int, metrics: dict[str, np.ndarray]) -> None:
+        """One row per update of a chunk; ``metrics`` maps names to arrays ``[updates]``."""
+        count = len(next(iter(metrics.values())))
+        for i in range(count):
+            update = first_update + i + 1
+            values = {name: float(values[i]) for name, values in metrics.items()}
+            self._write("train", stage, update, values)
+
+    def write_eval(self, stage: Stage, update: int, results: dict[str, Any]) -> None:
+        low, high = results["win_rate_ci95"]
+        values = {k: v for k, v in results.items() if k != "win_rate_ci95"}
+        self._write("eval", stage, update, {**values, "win_rate_low": low, "win_rate_high": high})
+
+    def _write(self, kind: str, stage: Stage, update: int, values: dict[str, float]) -> None:
+        step = stage.first_step + update
+        row = {
+            "kind": kind,
+            "stage": stage.name,
+            "step": step,
+            "update": update,
+            "env_steps": stage.first_env_step + update * stage.env_steps_per_update,
+            "time": time.time(),
+            **{name: _finite_or_none(value) for name, value in values.items()},
+        }
+        self._file.write(json.dumps(row) + "\n")
+        if self._tb is not None:
+            prefix = "eval" if kind == "eval" else stage.name
+            for name, value in values.items():
+                if value is not None and math.isfinite(value):
+                    self._tb.add_scalar(f"{prefix}/{name}", value, step)
+
+    def flush(self) -> None:
+        self._file.flush()
+        if self._tb is not None:
+            self._tb.flush()
+
+    def close(self) -> None:
+        self._file.close()
+        if self._tb is not None:
+            self._tb.close()
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if value is None or math.isfinite(value) else None
+
+
+def _drop_rows_after(path: Path, step: int) -> None:
+    """Removes metrics rows past ``step`` (written after the checkpoint a resume starts from)."""
+    if not path.is_file():
+        return
+    rows = [line for line in path.read_text().splitlines() if line.strip()]
+    kept = [line for line in rows if json.loads(line)["step"] <= step]
+    path.write_text("".join(line + "\n" for line in kept))
+
+
+class Progress:
+    """A tqdm bar over all updates of all stages, with live figures after each chunk."""
+
+    def __init__(self, stages: list[Stage], done: int, enabled: bool):
+        from tqdm.auto import tqdm
+
+        total = sum(stage.total_updates for stage in stages)
+        self._bar = tqdm(total=total, initial=done, unit="upd", disable=not enabled, dynamic_ncols=True)
+        self._win_rate = None
+
+    def chunk_done(self, stage: Stage, update: int, updates: int, seconds: float) -> None:
+        self._bar.update(updates)
+        env_steps = stage.first_env_step + update * stage.env_steps_per_update
+        figures = {
+            "stage": stage.name,
+            "env_steps": f"{env_steps:.3g}",
+            "steps/s": f"{updates * stage.env_steps_per_update / max(seconds, 1e-9):.3g}",
+        }
+        if self._win_rate is not None:
+            figures["eval_win"] = f"{self._win_rate:.1%}"
+        self._bar.set_postfix(figures, refresh=True)
+
+    def evaluated(self, win_rate: float) -> None:
+        self._win_rate = win_rate
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+@dataclasses.dataclass
+class RunContext:
+    """What the stage loop writes to: config, checkpoints, metrics and the progress bar."""
+
+    cfg: ExperimentConfig
+    checkpoints: checkpoint_lib.Checkpoints
+    writer: MetricsWriter
+    progress: Progress
+
+
+def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
+    """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
+    evaluation of a run, so evaluations compare like with like)."""
+    agent = agent_lib.from_params(params, cfg)
+    seed = cfg.run.seed + 1_000_003  # boards never drawn by training's keys
+    return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=cfg.run.eval_batch_size)
+
+
+def _crossed(before: int, after: int, every: int) -> bool:
+    return every > 0 and after // every > before // every
+
+
+def run_stage(stage: Stage, state: Any, ctx: RunContext, eval_episodes_at_end: int) -> tuple[Any, dict | None]:
+    """Runs ``stage`` from ``state`` to its last update; returns the state and its last
+    evaluation (None when the stage had nothing left to do).
+
+    Ctrl-C anywhere in the loop saves the newest state before the interrupt goes on.
+    """
+    update, results = int(state.update), None
+    while update < stage.total_updates:
+        try:
+            num_updates = min(ctx.cfg.run.chunk_updates, stage.total_updates - update)
+            started = time.perf_counter()
+            # Rebind at once: the chunk donates its input, so the old state is gone.
+            state, metrics = stage.make_chunk(num_updates)(state)
+            metrics = jax.device_get(metrics)
+            ctx.progress.chunk_done(stage, int(state.update), num_updates, time.perf_counter() - started)
+            results = after_chunk(stage, state, update, metrics, ctx, eval_episodes_at_end)
+            update = int(state.update)
+        except KeyboardInterrupt:
+            _save_on_interrupt(stage, state, ctx)
+            raise
+    return state, results
+
+
+def after_chunk(
+    stage: Stage, state: Any, previous: int, metrics: dict[str, np.ndarray], ctx: RunContext, eval_episodes_at_end: int
+) -> dict | None:
+    """Logs a finished chunk, then evaluates and checkpoints when due: at the first chunk
+    boundary past each interval and at the end of the stage. Returns the evaluation, if any."""
+    run_cfg, update = ctx.cfg.run, int(state.update)
+    ctx.writer.write_updates(stage, previous, metrics)
+    at_end = update == stage.total_updates
+    results = None
+    if at_end or _crossed(previous, update, run_cfg.eval_every_updates):
+        results = evaluate_params(state.params, ctx.cfg, eval_episodes_at_end if at_end else run_cfg.eval_episodes)
+        ctx.writer.write_eval(stage, update, results)
+        ctx.progress.evaluated(results["win_rate"])
+    if results is not None or _crossed(previous, update, run_cfg.checkpoint_every_updates):
+        step = stage.first_step + update
+        ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg, metrics=results)
+    ctx.writer.flush()
+    return results
+
+
+def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext) -> None:
+    """Saves ``state`` unless it is already saved (or its buffers were donated away)."""
+    if any(getattr(leaf, "is_deleted", lambda: False)() for leaf in jax.tree.leaves(state)):
+        print("\ninterrupted while a chunk was starting; the last saved checkpoint stands")
+        return
+    update = int(state.update)
+    step = stage.first_step + update
+    if step not in ctx.checkpoints.steps:
+        ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg)
+    ctx.writer.flush()
+    print(f"\ninterrupted at {stage.name} update {update}; checkpoint saved to {ctx.checkpoints.path(step)}")
+
+
+def train(cfg: ExperimentConfig, run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]]:
+    """Runs every stage (from the latest checkpoint when resuming); returns the last
+    checkpoint's path and the final evaluation, also written to ``final_eval.json``."""
+    stages = make_stages(cfg)
+    keep = cfg.run.keep_checkpoints
+    with contextlib.closing(checkpoint_lib.Checkpoints(run_dir / "checkpoints", keep=keep)) as checkpoints:
+        start_index, state = restore_latest(checkpoints, stages, cfg) if resume else (0, None)
+        config_lib.save_json(cfg, run_dir / "config.json")
+        done = stages[start_index].first_step + (int(state.update) if state is not None else 0)
+        writer = MetricsWriter(run_dir, cfg.run.tensorboard, resume_step=done if resume else None)
+        progress = Progress(stages, done, cfg.run.progress_bar)
+        with contextlib.closing(writer), contextlib.closing(progress):
+            final = run_stages(stages, start_index, state, RunContext(cfg, checkpoints, writer, progress))
+        checkpoint_path = checkpoints.path(checkpoints.latest_step)
+    write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
+    return checkpoint_path, final
+
+
+def run_stages(stages: list[Stage], start_index: int, state: Any, ctx: RunContext) -> dict[str, Any]:
+    """Runs ``stages[start_index:]``, the first from ``state`` (None: fresh), each later
+    one from its predecessor's parameters; returns the final evaluation."""
+    final = None
+    for index in range(start_index, len(stages)):
+        stage = stages[index]
+        if state is None or index != start_index:
+            state = stage.init(state.params if state is not None else None)
+        last = index == len(stages) - 1
+        episodes = ctx.cfg.run.final_eval_episodes if last else ctx.cfg.run.eval_episodes
+        state, final = run_stage(stage, state, ctx, episodes)
+    if final is None:  # resumed a finished run: nothing ran, so evaluate what is there
+        final = evaluate_params(state.params, ctx.cfg, ctx.cfg.run.final_eval_episodes)
+    return final
+
+
+def write_final_eval(path: Path, final: dict[str, Any], checkpoint_path: Path) -> None:
+    summary = {name: _finite_or_none(value) if isinstance(value, float) else value for name, value in final.items()}
+    path.write_text(json.dumps({**summary, "checkpoint": str(checkpoint_path)}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (ValueError, FileNotFoundError) as err:
+        sys.exit(f"error: {err}")

@@ -1,0 +1,108 @@
+"""load_agent: loads from any of a run's paths and plays legal moves on batches of boards."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from msjax import env as ms_env
+from msjax.agent import Agent, load_agent
+from msjax.checkpoint import CheckpointError
+from msjax.config import apply_overrides
+from tiny_runs import TINY, fresh_ppo_state, saved_run
+
+NUM_BOARDS = 12
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    return saved_run(tmp_path_factory.mktemp("run"), steps=(1, 2, 3), metrics=[0.2, 0.7, 0.1])
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def boards_in_play(cfg, num_boards=NUM_BOARDS, moves=3):
+    """``num_boards`` games after a few random reveals (some may be over)."""
+    states = ms_env.batch_reset(jax.random.key(0), cfg, num_boards)
+    step = jax.vmap(ms_env.step, in_axes=(0, 0, None))
+    for i in range(moves):
+        keys = jax.random.split(jax.random.key(100 + i), num_boards)
+        hidden = ~states.revealed.reshape(num_boards, -1)
+        actions = jax.vmap(lambda k, h: jax.random.categorical(k, jnp.where(h, 0.0, -jnp.inf)))(keys, hidden)
+        states, *_ = step(states, actions.astype(jnp.int32), cfg)
+    return states
+
+
+def assert_legal(agent, states, cfg):
+    keys = jax.random.split(jax.random.key(1), NUM_BOARDS)
+    actions = jax.jit(jax.vmap(agent.act))(states, keys)
+    assert actions.shape == (NUM_BOARDS,) and actions.dtype == jnp.int32
+    legal = jax.vmap(ms_env.action_mask, in_axes=(0, None))(states, cfg)
+    playing = ~np.asarray(states.done)
+    chosen_legal = np.asarray(jnp.take_along_axis(legal, actions[:, None], axis=1)[:, 0])
+    assert chosen_legal[playing].all()
+
+
+def test_the_loaded_agent_plays_legal_moves_vmapped_over_boards(run_dir):
+    agent = load_agent(run_dir)
+    states = boards_in_play(TINY.env)
+    assert_legal(agent, states, TINY.env)
+    assert_legal(agent.sampling(), states, TINY.env)
+
+
+def test_the_agent_loads_from_a_run_its_checkpoints_or_one_checkpoint(run_dir):
+    expected = fresh_ppo_state(seed=3).params  # the latest checkpoint holds step 3's state
+    for path in (run_dir, run_dir / "checkpoints", run_dir / "checkpoints" / "3"):
+        agent = load_agent(path)
+        for got, want in zip(jax.tree.leaves(agent.params), jax.tree.leaves(expected)):
+            np.testing.assert_array_equal(got, want)
+    assert agent.config == TINY and agent.env_cfg == TINY.env and agent.model_cfg == TINY.model
+
+
+def test_best_picks_the_checkpoint_with_the_highest_evaluation(run_dir):
+    best = load_agent(run_dir, step="best")
+    expected = fresh_ppo_state(seed=2).params
+    for got, want in zip(jax.tree.leaves(best.params), jax.tree.leaves(expected)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_mine_probabilities_are_a_board_of_probabilities(run_dir):
+    agent = load_agent(run_dir)
+    states = boards_in_play(TINY.env)
+    probabilities = jax.vmap(agent.mine_probabilities)(states)
+    assert probabilities.shape == (NUM_BOARDS, TINY.env.H, TINY.env.W)
+    assert bool(jnp.all((probabilities >= 0) & (probabilities <= 1)))
+    policy = jax.vmap(agent.action_probabilities)(states)
+    np.testing.assert_allclose(policy.sum(axis=1)[~np.asarray(states.done)], 1.0, rtol=1e-5)
+
+
+def test_the_same_weights_play_another_board_size(run_dir):
+    larger = ms_env.EnvConfig(H=6, W=7, mine_count=5)
+    agent = load_agent(run_dir).for_board(larger)
+    assert_legal(agent, boards_in_play(larger), larger)
+    assert agent.mine_probabilities(ms_env.reset(jax.random.key(0), larger)).shape == (6, 7)
+
+
+def test_another_observation_layout_is_refused(run_dir):
+    with pytest.raises(ValueError, match="observation channels"):
+        load_agent(run_dir).for_board(ms_env.EnvConfig(H=4, W=4, mine_count=2, obs_frontier=True))
+
+
+def test_the_agent_is_a_pytree_of_its_parameters(run_dir):
+    agent = load_agent(run_dir)
+    assert isinstance(agent, Agent)
+    assert len(jax.tree.leaves(agent)) == len(jax.tree.leaves(agent.params))
+
+
+def test_loading_from_a_directory_without_checkpoints_fails_clearly(tmp_path):
+    (tmp_path / "checkpoints").mkdir()
+    with pytest.raises(CheckpointError, match="no checkpoints"):
+        load_agent(tmp_path)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_agent(tmp_path / "missing")
+
+
+def test_an_unknown_step_choice_is_rejected(run_dir):
+    with pytest.raises(ValueError, match="step='first'"):
+        load_agent(run_dir, step="first")

@@ -1,0 +1,113 @@
+"""Checkpoints: exact round trips, what is kept, and clear errors for unusable ones."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+from msjax import checkpoint as checkpoint_lib
+from msjax.checkpoint import CheckpointError, Checkpoints
+from msjax.config import apply_overrides
+from tiny_runs import TINY, fresh_ppo_state, saved_run
+
+
+def assert_trees_identical(a, b):
+    a, b = checkpoint_lib.keys_to_data(a), checkpoint_lib.keys_to_data(b)
+    assert jax.tree.structure(a) == jax.tree.structure(b)
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        assert x.dtype == y.dtype
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_a_saved_state_restores_bit_exactly_with_typed_keys(tmp_path):
+    state = fresh_ppo_state()
+    checkpoints = Checkpoints(tmp_path)
+    checkpoints.save(3, state, stage="ppo", update=3, cfg=TINY)
+    restored = checkpoints.restore(3, checkpoint_lib.abstract_state("ppo", TINY))
+    assert_trees_identical(restored, state)
+    assert jax.numpy.issubdtype(restored.key.dtype, jax.dtypes.prng_key)
+    assert jax.numpy.issubdtype(restored.env_states.key.dtype, jax.dtypes.prng_key)
+
+
+def test_info_reports_stage_update_config_and_evaluation(tmp_path):
+    cfg = apply_overrides(TINY, ["ppo.lr=0.01"])
+    saved_run(tmp_path, cfg, steps=(2,), metrics=[0.25])
+    info = Checkpoints(tmp_path / "checkpoints", read_only=True).info(2)
+    assert (info.stage, info.update, info.config) == ("ppo", 2, cfg)
+    assert info.metrics == {"win_rate": 0.25}
+
+
+def test_the_last_checkpoints_and_the_best_one_are_kept(tmp_path):
+    cfg = apply_overrides(TINY, ["run.keep_checkpoints=2"])
+    saved_run(tmp_path, cfg, steps=(1, 2, 3, 4, 5), metrics=[0.1, 0.9, None, 0.3, None])
+    checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
+    assert checkpoints.steps == [2, 4, 5]
+    assert checkpoints.best_step == 2
+    assert checkpoints.latest_step == 5
+
+
+def test_restoring_into_another_board_size_names_the_mismatched_array(tmp_path):
+    Checkpoints(tmp_path).save(1, fresh_ppo_state(), stage="ppo", update=1, cfg=TINY)
+    bigger = apply_overrides(TINY, ["env.H=5", "env.W=5"])
+    with pytest.raises(CheckpointError, match=r"\(16, 4, 4\)|\[16, 4, 4\]"):
+        Checkpoints(tmp_path).restore(1, checkpoint_lib.abstract_state("ppo", bigger))
+
+
+def test_a_resume_refuses_another_game_or_network_and_names_the_fields():
+    other = apply_overrides(TINY, ["env.mine_count=3", "model.channels=(12,)"])
+    with pytest.raises(CheckpointError, match=r"env\.mine_count: 2 -> 3.*model\.channels"):
+        checkpoint_lib.check_compatible(TINY, other)
+    with pytest.raises(CheckpointError, match=r"ppo\.num_envs"):
+        checkpoint_lib.check_compatible(TINY, apply_overrides(TINY, ["ppo.num_envs=8"]))
+
+
+def test_a_resume_may_change_settings_that_do_not_touch_the_state():
+    changed = apply_overrides(TINY, ["ppo.lr=0.01", "run.eval_episodes=64"])
+    assert checkpoint_lib.check_compatible(TINY, changed) == [
+        "ppo.lr: 0.0003 -> 0.01",
+        "run.eval_episodes: 32 -> 64",
+    ]
+
+
+def test_a_damaged_checkpoint_raises_a_clear_error(tmp_path):
+    saved_run(tmp_path)
+    for path in (tmp_path / "checkpoints" / "1" / "state").rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"not a checkpoint")
+    checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
+    with pytest.raises(CheckpointError, match="cannot be restored"):
+        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+
+
+def test_a_checkpoint_without_metadata_raises_a_clear_error(tmp_path):
+    saved_run(tmp_path)
+    for path in (tmp_path / "checkpoints" / "1" / "meta").rglob("*"):
+        if path.is_file():
+            path.unlink()
+    with pytest.raises(CheckpointError, match="no readable metadata"):
+        Checkpoints(tmp_path / "checkpoints", read_only=True).info(1)
+
+
+def test_asking_for_a_missing_step_lists_the_steps_there(tmp_path):
+    saved_run(tmp_path, steps=(1, 2))
+    with pytest.raises(CheckpointError, match=r"no checkpoint 7 .* there are \[1, 2\]"):
+        Checkpoints(tmp_path / "checkpoints", read_only=True).info(7)
+
+
+def test_paths_resolve_from_a_run_its_checkpoints_or_one_checkpoint(tmp_path):
+    run = saved_run(tmp_path / "run", steps=(1, 2))
+    checkpoints = (run / "checkpoints").resolve()
+    assert checkpoint_lib.resolve(run) == (checkpoints, None)
+    assert checkpoint_lib.resolve(checkpoints) == (checkpoints, None)
+    assert checkpoint_lib.resolve(checkpoints / "2") == (checkpoints, 2)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        checkpoint_lib.resolve(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="neither a run directory"):
+        checkpoint_lib.resolve(tmp_path / "empty")
+
+
+def test_an_unknown_stage_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="stage='warmup'"):
+        Checkpoints(tmp_path).save(1, fresh_ppo_state(), stage="warmup", update=1, cfg=TINY)

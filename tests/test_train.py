@@ -1,0 +1,183 @@
+"""The runner end to end on a tiny run: files written, Ctrl-C, bit-exact resume, refusals.
+
+One uninterrupted run (imitation then PPO, two chunks each) is shared by the tests;
+a second run of the same config is interrupted and resumed. Both reuse the same
+compiled chunks, so the module pays for compilation once.
+"""
+
+import contextlib
+import io
+import json
+import shutil
+
+import jax
+import numpy as np
+import pytest
+
+from msjax import checkpoint as checkpoint_lib
+from msjax import config as config_lib
+from msjax import train
+from msjax.checkpoint import CheckpointError, Checkpoints
+from tiny_runs import TINY
+
+TINY_WITH_IMITATION = config_lib.apply_overrides(
+    TINY,
+    [
+        "imitation.enabled=true",
+        "imitation.num_envs=16",
+        "imitation.steps_per_update=2",
+        "imitation.num_updates=4",
+        "imitation.label_max_layer=1",
+        "imitation.play_max_layer=1",
+        "ppo.total_updates=4",
+        "run.chunk_updates=2",
+        "run.eval_every_updates=2",
+    ],
+)
+IMITATION_UPDATES = TINY_WITH_IMITATION.imitation.num_updates
+PPO_UPDATES = TINY_WITH_IMITATION.ppo.total_updates
+LAST_STEP = IMITATION_UPDATES + PPO_UPDATES
+
+
+def run_main(argv):
+    """``train.main(argv)`` and what it printed."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        final = train.main([str(arg) for arg in argv])
+    return final, printed.getvalue()
+
+
+def config_file(tmp_path, cfg):
+    """A config file whose ``get_config()`` returns ``cfg``."""
+    (tmp_path / "saved.json").write_text(json.dumps(config_lib.to_dict(cfg)))
+    path = tmp_path / "tiny_config.py"
+    path.write_text(
+        "from pathlib import Path\nfrom msjax import config\n\n"
+        f"def get_config():\n    return config.load_json(Path({str(tmp_path / 'saved.json')!r}))\n"
+    )
+    return path
+
+
+def train_rows(run_dir):
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in row.items() if k != "time"} for row in rows if row["kind"] == "train"]
+
+
+def final_state(run_dir, cfg=TINY_WITH_IMITATION):
+    checkpoints = Checkpoints(run_dir / "checkpoints", read_only=True)
+    return checkpoints.restore(LAST_STEP, checkpoint_lib.abstract_state("ppo", cfg))
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """``(run_dir, final evaluation, printed text)`` of one uninterrupted tiny run."""
+    tmp_path = tmp_path_factory.mktemp("finished")
+    run_dir = tmp_path / "run"
+    final, printed = run_main(["--config", config_file(tmp_path, TINY_WITH_IMITATION), "--workdir", run_dir])
+    return run_dir, final, printed
+
+
+def test_a_run_writes_its_config_metrics_tensorboard_and_checkpoints(finished_run):
+    run_dir, final, printed = finished_run
+    assert config_lib.load_json(run_dir / "config.json") == config_lib.apply_overrides(
+        TINY_WITH_IMITATION, [f"run.workdir={run_dir}"]
+    )
+    rows = train_rows(run_dir)
+    assert [(row["stage"], row["update"]) for row in rows] == [
+        ("imitation", u) for u in range(1, IMITATION_UPDATES + 1)
+    ] + [("ppo", u) for u in range(1, PPO_UPDATES + 1)]
+    assert [row["step"] for row in rows] == list(range(1, LAST_STEP + 1))
+    assert all(np.isfinite(row["loss"]) for row in rows)
+    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
+    assert Checkpoints(run_dir / "checkpoints", read_only=True).latest_step == LAST_STEP
+    assert f"checkpoint: {run_dir.resolve() / 'checkpoints' / str(LAST_STEP)}" in printed
+    assert "final evaluation (32 games)" in printed
+    saved = json.loads((run_dir / "final_eval.json").read_text())
+    assert saved["win_rate"] == final["win_rate"] and 0.0 <= final["win_rate"] <= 1.0
+
+
+def test_evaluations_are_logged_at_each_interval_of_each_stage(finished_run):
+    run_dir, _, _ = finished_run
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    evals = [(row["stage"], row["update"]) for row in rows if row["kind"] == "eval"]
+    assert evals == [("imitation", 2), ("imitation", 4), ("ppo", 2), ("ppo", 4)]
+    assert all(row["win_rate_low"] <= row["win_rate"] <= row["win_rate_high"] for row in rows if row["kind"] == "eval")
+
+
+def test_ppo_starts_from_the_imitation_stages_parameters(finished_run):
+    run_dir, _, _ = finished_run
+    checkpoints = Checkpoints(run_dir / "checkpoints", read_only=True)
+    info = checkpoints.info(IMITATION_UPDATES)
+    assert (info.stage, info.update) == ("imitation", IMITATION_UPDATES)
+    assert checkpoints.info(LAST_STEP).stage == "ppo"
+
+
+def test_ctrl_c_saves_a_checkpoint_and_resume_continues_bit_exactly(finished_run, tmp_path, monkeypatch):
+    reference_dir, _, _ = finished_run
+    # No periodic checkpoints: the only checkpoint of the interrupted stage is Ctrl-C's.
+    cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, ["run.eval_every_updates=0", "run.checkpoint_every_updates=0"])
+    run_dir = tmp_path / "run"
+    flushes = []
+    real_flush = train.MetricsWriter.flush
+
+    def interrupt_after_first_chunk(self):
+        flushes.append(1)
+        if len(flushes) == 1:
+            raise KeyboardInterrupt
+        real_flush(self)
+
+    monkeypatch.setattr(train.MetricsWriter, "flush", interrupt_after_first_chunk)
+    with pytest.raises(SystemExit) as exit_info:
+        run_main(["--config", config_file(tmp_path, cfg), "--workdir", run_dir])
+    assert exit_info.value.code == train.EXIT_INTERRUPTED
+    checkpoints = Checkpoints(run_dir / "checkpoints", read_only=True)
+    assert checkpoints.steps == [2]
+    assert (checkpoints.info(2).stage, checkpoints.info(2).update) == ("imitation", 2)
+    monkeypatch.undo()
+
+    run_main(["--workdir", run_dir, "--resume"])
+
+    resumed, reference = final_state(run_dir, cfg), final_state(reference_dir)
+    resumed, reference = checkpoint_lib.keys_to_data(resumed), checkpoint_lib.keys_to_data(reference)
+    assert jax.tree.structure(resumed) == jax.tree.structure(reference)
+    for got, want in zip(jax.tree.leaves(resumed), jax.tree.leaves(reference)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert train_rows(run_dir) == train_rows(reference_dir)
+
+
+def test_a_new_run_refuses_a_directory_that_holds_a_run(finished_run, tmp_path):
+    run_dir, _, _ = finished_run
+    with pytest.raises(SystemExit, match="already holds a run"):
+        train.main(["--config", str(config_file(tmp_path, TINY_WITH_IMITATION)), "--workdir", str(run_dir)])
+
+
+def test_resume_needs_a_checkpoint(tmp_path):
+    with pytest.raises(SystemExit, match="no checkpoints to resume from"):
+        train.main(["--config", str(config_file(tmp_path, TINY)), "--workdir", str(tmp_path / "new"), "--resume"])
+
+
+def test_resume_with_another_board_names_the_mismatch_and_changes_nothing(finished_run):
+    run_dir, _, _ = finished_run
+    before = (run_dir / "config.json").read_text()
+    with pytest.raises(CheckpointError, match=r"env\.H: 4 -> 5"):
+        train.main(["--workdir", str(run_dir), "--resume", "--config.env.H=5"])
+    assert (run_dir / "config.json").read_text() == before
+
+
+def test_resume_from_a_damaged_checkpoint_fails_instead_of_starting_over(finished_run, tmp_path):
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished_run[0], run_dir)
+    for path in (run_dir / "checkpoints" / str(LAST_STEP) / "state").rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"\0" * 8)
+    with pytest.raises(CheckpointError, match="cannot be restored"):
+        train.main(["--workdir", str(run_dir), "--resume"])
+
+
+def test_resuming_a_finished_run_only_evaluates_it_again(finished_run, tmp_path):
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished_run[0], run_dir)
+    final, printed = run_main(["--workdir", run_dir, "--resume"])
+    assert final["win_rate"] == finished_run[1]["win_rate"]
+    assert Checkpoints(run_dir / "checkpoints", read_only=True).latest_step == LAST_STEP
+    assert train_rows(run_dir) == train_rows(finished_run[0])
