@@ -11,6 +11,14 @@ Convolutions pad with zeros, and a hidden cell is all zeros in the observation, 
 without that plane the first layer could not tell the board's edge from a hidden cell
 (and edge cells have fewer neighbours, which matters for every count).
 
+A 3x3 convolution runs either as XLA's convolution or as one matrix product over the
+nine shifted copies of its input (``conv_impl="patches"``; same parameters, same
+results up to float rounding). On the CPU backend, XLA computes convolution
+*gradients* inside a loop (``lax.scan``, as in every training chunk) some 50x slower
+than outside one (jax 0.10.2, measured), while matrix products are unaffected, so
+``"auto"`` picks patches on the CPU and XLA's convolution elsewhere. The 1x1 heads are
+dense layers over the channel axis.
+
 The model knows nothing of PPO: it maps observations to logits and a value.
 """
 
@@ -25,6 +33,7 @@ from flax import linen as nn
 from msjax import env as ms_env
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
+_CONV_IMPLS = ("auto", "xla", "patches")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +53,8 @@ class ModelConfig:
         and a policy that may flag can stall a game instead of risking a loss.
       dtype: compute dtype, ``"float32"`` or ``"bfloat16"``; parameters and outputs are
         always float32.
+      conv_impl: ``"auto"`` (patches on the CPU backend, XLA elsewhere), ``"xla"`` or
+        ``"patches"``; parameters are the same for all three.
     """
 
     channels: tuple[int, ...] = (32, 64, 64)
@@ -53,6 +64,7 @@ class ModelConfig:
     value_hidden: int = 64
     dtype: str = "float32"
     flag_actions: bool = True
+    conv_impl: str = "auto"
 
     def __post_init__(self):
         if not isinstance(self.channels, tuple) or not self.channels:
@@ -73,6 +85,8 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.value_hidden={self.value_hidden!r} must be an int >= 1")
         if not isinstance(self.flag_actions, bool):
             raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
+        if self.conv_impl not in _CONV_IMPLS:
+            raise ValueError(f"ModelConfig.conv_impl={self.conv_impl!r} must be one of {_CONV_IMPLS}")
         if self.dtype not in _DTYPES:
             raise ValueError(f"ModelConfig.dtype={self.dtype!r} must be one of {sorted(_DTYPES)}")
 
@@ -85,15 +99,53 @@ def _num_groups(width: int) -> int:
     return groups
 
 
+def _resolve_conv_impl(conv_impl: str) -> str:
+    if conv_impl != "auto":
+        return conv_impl
+    return "patches" if jax.default_backend() == "cpu" else "xla"
+
+
+class Conv3x3(nn.Module):
+    """3x3 stride-1 "same" convolution: ``[B, H, W, C] -> [B, H, W, width]``.
+
+    Parameters ``kernel: [3, 3, C, width]`` and ``bias: [width]`` as ``nn.Conv``'s.
+    ``impl="patches"`` concatenates the nine zero-padded shifts of the input
+    (``[B, H, W, 9C]``, ordered like the kernel's first two axes) and multiplies by the
+    kernel reshaped to ``[9C, width]``.
+    """
+
+    width: int
+    dtype: jnp.dtype
+    impl: str
+
+    @nn.compact
+    def __call__(self, x):
+        channels = x.shape[-1]
+        kernel = self.param("kernel", nn.initializers.lecun_normal(), (3, 3, channels, self.width))
+        bias = self.param("bias", nn.initializers.zeros_init(), (self.width,))
+        x, kernel, bias = x.astype(self.dtype), kernel.astype(self.dtype), bias.astype(self.dtype)
+        if self.impl == "xla":
+            y = jax.lax.conv_general_dilated(
+                x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+            )
+            return y + bias
+        height, width = x.shape[1:3]
+        padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        shifts = [padded[:, dr : dr + height, dc : dc + width] for dr in range(3) for dc in range(3)]
+        patches = jnp.concatenate(shifts, axis=-1)  # [B, H, W, 9C]
+        return patches @ kernel.reshape(9 * channels, self.width) + bias
+
+
 class ConvBlock(nn.Module):
     """3x3 stride-1 conv, GroupNorm, ReLU: ``[B, H, W, *] -> [B, H, W, width]``."""
 
     width: int
     dtype: jnp.dtype
+    impl: str
 
     @nn.compact
     def __call__(self, x):
-        x = nn.Conv(self.width, (3, 3), padding="SAME", dtype=self.dtype)(x)
+        x = Conv3x3(self.width, self.dtype, self.impl)(x)
         x = nn.GroupNorm(num_groups=_num_groups(self.width), dtype=self.dtype)(x)
         return nn.relu(x)
 
@@ -103,11 +155,12 @@ class ResidualBlock(nn.Module):
 
     width: int
     dtype: jnp.dtype
+    impl: str
 
     @nn.compact
     def __call__(self, x):
-        y = ConvBlock(self.width, self.dtype)(x)
-        y = nn.Conv(self.width, (3, 3), padding="SAME", dtype=self.dtype)(y)
+        y = ConvBlock(self.width, self.dtype, self.impl)(x)
+        y = Conv3x3(self.width, self.dtype, self.impl)(y)
         y = nn.GroupNorm(num_groups=_num_groups(self.width), dtype=self.dtype)(y)
         return nn.relu(x + y)
 
@@ -125,21 +178,22 @@ class MinesweeperNet(nn.Module):
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         dtype = _DTYPES[self.cfg.dtype]
+        impl = _resolve_conv_impl(self.cfg.conv_impl)
         batch, _, height, width = obs.shape
         x = jnp.transpose(obs, (0, 2, 3, 1))  # NHWC for flax convolutions
         on_board = jnp.ones((batch, height, width, 1), x.dtype)
         x = jnp.concatenate([x, on_board], axis=-1).astype(dtype)
 
         if self.cfg.residual:
-            x = ConvBlock(self.cfg.res_channels, dtype)(x)
+            x = ConvBlock(self.cfg.res_channels, dtype, impl)(x)
             for _ in range(self.cfg.num_res_blocks):
-                x = ResidualBlock(self.cfg.res_channels, dtype)(x)
+                x = ResidualBlock(self.cfg.res_channels, dtype, impl)(x)
         else:
             for channels in self.cfg.channels:
-                x = ConvBlock(channels, dtype)(x)
+                x = ConvBlock(channels, dtype, impl)(x)
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only
-        cell_logits = nn.Conv(num_kinds, (1, 1), dtype=dtype, name="policy_head")(x)  # [B, H, W, k]
+        cell_logits = nn.Dense(num_kinds, dtype=dtype, name="policy_head")(x)  # [B, H, W, k]
         logits = jnp.transpose(cell_logits, (0, 3, 1, 2)).reshape(batch, num_kinds * height * width)
         logits = logits.astype(jnp.float32)
         if not self.cfg.flag_actions:
@@ -150,7 +204,7 @@ class MinesweeperNet(nn.Module):
         hidden = nn.relu(nn.Dense(self.cfg.value_hidden, dtype=dtype, name="value_hidden")(pooled))
         value = nn.Dense(1, dtype=dtype, name="value_out")(hidden)[:, 0]
 
-        mine_logits = nn.Conv(1, (1, 1), dtype=dtype, name="mine_head")(x)[..., 0]
+        mine_logits = nn.Dense(1, dtype=dtype, name="mine_head")(x)[..., 0]
         return logits, value.astype(jnp.float32), mine_logits.astype(jnp.float32)
 
 

@@ -64,6 +64,17 @@ def test_residual_variant_has_the_same_interface():
     assert "ResidualBlock_1" in params["params"]
 
 
+def test_patch_convolution_matches_xla_convolution_with_the_same_params():
+    env_cfg = ms_env.EnvConfig(H=5, W=6, mine_count=3)
+    patches = models.ModelConfig(channels=(8, 12), value_hidden=8, conv_impl="patches")
+    xla = models.ModelConfig(channels=(8, 12), value_hidden=8, conv_impl="xla")
+    params = models.init_params(jax.random.key(0), patches, env_cfg)
+    assert jax.tree.structure(params) == jax.tree.structure(models.init_params(jax.random.key(0), xla, env_cfg))
+    obs = _obs(env_cfg)
+    for a, b in zip(models.make_model(patches).apply(params, obs), models.make_model(xla).apply(params, obs)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
 def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
     bf16 = models.ModelConfig(channels=(8, 8), value_hidden=8, dtype="bfloat16")
@@ -87,6 +98,7 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
         ("value_hidden", 0, "value_hidden"),
         ("dtype", "float16", "dtype"),
         ("flag_actions", 1, "flag_actions"),
+        ("conv_impl", "cudnn", "conv_impl"),
     ],
 )
 def test_bad_model_configs_name_the_field(field, value, message):

@@ -1,0 +1,117 @@
+"""Training throughput: env steps/s of the whole PPO loop (rollout + GAE + update).
+
+For each board x ``num_envs`` it builds ``ppo.make_train_chunk`` for ``--updates``
+updates, times the first call (compile + run) and then ``--repeats`` more calls of the
+compiled chunk. Reported per row: env steps/s = ``num_envs * steps_per_env * updates``
+per second of a steady-state chunk (the rollout's env steps; each update also trains
+``ppo_epochs`` passes over them), and compile_s = first call minus one steady call.
+One JSON line per row as it is measured, then a table.
+
+    python benchmarks/train_throughput.py                           # 8x8x10, seed CNN, CPU-sized
+    python benchmarks/train_throughput.py --boards 8x8x10 16x16x40 --num-envs 1024 4096  # GPU
+    python benchmarks/train_throughput.py --channels 16,32,32 --steps-per-env 32 --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import jax
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from msjax import env as ms_env  # noqa: E402
+from msjax import models, ppo  # noqa: E402
+
+BOARDS = {"8x8x10": (8, 8, 10), "16x16x40": (16, 16, 40), "16x30x99": (16, 30, 99)}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--boards", nargs="+", default=["8x8x10"], choices=sorted(BOARDS))
+    parser.add_argument("--num-envs", nargs="+", type=int, default=[64, 256])
+    parser.add_argument("--steps-per-env", type=int, default=32)
+    parser.add_argument("--mini-batches", type=int, default=4)
+    parser.add_argument("--ppo-epochs", type=int, default=3)
+    parser.add_argument("--updates", type=int, default=2, help="PPO updates per timed chunk")
+    parser.add_argument("--repeats", type=int, default=2, help="steady-state chunks timed")
+    parser.add_argument("--channels", default="32,64,64", help="plain CNN widths (the seed's by default)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 update, 1 repeat")
+    return parser.parse_args(argv)
+
+
+def device_name() -> str:
+    device = jax.devices()[0]
+    return getattr(device, "device_kind", None) or device.platform
+
+
+def measure(board: str, num_envs: int, args: argparse.Namespace) -> dict:
+    """Times one configuration; returns its JSON row."""
+    height, width, mines = BOARDS[board]
+    env_cfg = ms_env.EnvConfig(H=height, W=width, mine_count=mines)
+    model_cfg = models.ModelConfig(
+        channels=tuple(int(c) for c in args.channels.split(",")), dtype=args.dtype, flag_actions=False
+    )
+    ppo_cfg = ppo.PPOConfig(
+        num_envs=num_envs,
+        steps_per_env=args.steps_per_env,
+        mini_batches=args.mini_batches,
+        ppo_epochs=args.ppo_epochs,
+        frontier_mask_until_updates=0,
+    )
+    chunk = ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, args.updates)
+    state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
+    jax.block_until_ready(state)
+
+    start = time.perf_counter()
+    state, metrics = chunk(state)
+    jax.block_until_ready(metrics)
+    first_call_s = time.perf_counter() - start
+
+    steady = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        state, metrics = chunk(state)
+        jax.block_until_ready(metrics)
+        steady.append(time.perf_counter() - start)
+    chunk_s = min(steady)
+    env_steps = num_envs * args.steps_per_env * args.updates
+    return {
+        "device": device_name(),
+        "board": board,
+        "num_envs": num_envs,
+        "steps_per_env": args.steps_per_env,
+        "channels": args.channels,
+        "dtype": args.dtype,
+        "env_steps_per_s": round(env_steps / chunk_s, 1),
+        "update_s": round(chunk_s / args.updates, 3),
+        "compile_s": round(max(first_call_s - chunk_s, 0.0), 2),
+        "win_rate_train": round(float(metrics["win_rate_train"][-1]), 3),
+    }
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.quick:
+        args.updates, args.repeats = 1, 1
+    rows = []
+    for board in args.boards:
+        for num_envs in args.num_envs:
+            row = measure(board, num_envs, args)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    header = f"{'device':<10} {'board':<9} {'envs':>6} {'steps':>6} {'env steps/s':>12} {'s/update':>9} {'compile s':>10}"
+    print("\n" + header + "\n" + "-" * len(header))
+    for row in rows:
+        print(
+            f"{row['device']:<10} {row['board']:<9} {row['num_envs']:>6} {row['steps_per_env']:>6} "
+            f"{row['env_steps_per_s']:>12,.0f} {row['update_s']:>9.3f} {row['compile_s']:>10.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
