@@ -1,0 +1,220 @@
+"""Terminal views on hand-built boards, and the PNG figures (skipped without matplotlib)."""
+
+import json
+import textwrap
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from msjax import env, viz
+
+CFG = env.EnvConfig(H=3, W=4, mine_count=2)
+
+
+def board(rows: str):
+    """A game from a text board: ``*`` hidden mine, ``#`` hidden safe, ``F`` flag on a
+    mine, ``f`` flag on a safe cell, ``o`` revealed safe cell."""
+    grid = [line.split() for line in textwrap.dedent(rows).strip().splitlines()]
+    cells = np.array(grid)
+    state = env.from_mines(jnp.asarray((cells == "*") | (cells == "F")), CFG)
+    return state.replace(revealed=jnp.asarray(cells == "o"), flags=jnp.asarray((cells == "F") | (cells == "f")))
+
+
+PLAYING = board(
+    """
+    # * o o
+    # o o o
+    o o o F
+    """
+)
+
+
+def test_board_shows_numbers_flags_and_hidden_cells_with_coordinates():
+    assert viz.render_board(PLAYING) == textwrap.dedent(
+        """\
+           0 1 2 3
+        0  # # 1 .
+        1  # 1 2 1
+        2  . . 1 F
+        [playing] mines 2, flags 1"""
+    )
+
+
+def test_finished_board_shows_every_mine_the_hit_one_and_wrong_flags():
+    lost = board(
+        """
+        f * o o
+        # o o o
+        o o o F
+        """
+    )
+    lost = lost.replace(revealed=lost.revealed.at[0, 1].set(True), done=jnp.bool_(True))
+    assert viz.render_board(lost, status=False) == textwrap.dedent(
+        """\
+           0 1 2 3
+        0  x X 1 .
+        1  # 1 2 1
+        2  . . 1 F"""
+    )
+
+
+def test_mark_points_at_the_cell_about_to_be_played():
+    lines = viz.render_board(PLAYING, mark=(1, 0), status=False).splitlines()
+    assert lines[2] == "1 ># 1 2 1"
+
+
+def test_probability_overlay_prints_tenths_on_hidden_cells_only():
+    probabilities = np.array(
+        [
+            [0.05, 1.0, 0.3, 0.3],
+            [0.5, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.999],
+        ]
+    )
+    assert viz.render_probabilities(probabilities, PLAYING, legend=False) == textwrap.dedent(
+        """\
+           0 1 2 3
+        0  0 9 . .
+        1  5 . . .
+        2  . . . 9"""
+    )
+
+
+def test_probability_digits_are_floored_tenths_capped_at_nine():
+    digits = viz.probability_digits(np.array([0.0, 0.099, 0.1, 0.35, 0.9, 1.0]))
+    assert list(digits) == ["0", "0", "1", "3", "9", "9"]
+
+
+def test_top_actions_letters_the_most_likely_moves_on_their_cells():
+    policy = np.zeros(2 * CFG.num_cells)
+    policy[4] = 0.6  # reveal (1, 0)
+    policy[0] = 0.3  # reveal (0, 0)
+    policy[CFG.num_cells + 1] = 0.1  # flag (0, 1)
+    text = viz.render_top_actions(policy, PLAYING, k=3)
+    assert text == textwrap.dedent(
+        """\
+           0 1 2 3
+        0  b C 1 .
+        1  a 1 2 1
+        2  . . 1 F
+        a reveal (1, 0)  60.0%
+        b reveal (0, 0)  30.0%
+        C flag   (0, 1)  10.0%"""
+    )
+
+
+def test_top_actions_skip_impossible_moves_and_reject_a_wrong_length():
+    policy = np.zeros(2 * CFG.num_cells)
+    policy[4] = 1.0
+    assert [m.letter for m in viz.top_actions(policy, (3, 4), k=5)] == ["a"]
+    with pytest.raises(ValueError, match="24"):
+        viz.top_actions(np.ones(10), (3, 4))
+
+
+def test_color_mode_adds_escapes_around_the_same_picture():
+    probabilities = np.full((3, 4), 0.4)
+    plain = viz.render_turn(PLAYING, mine_probabilities=probabilities, mark=(0, 0), width=200)
+    coloured = viz.render_turn(PLAYING, mine_probabilities=probabilities, mark=(0, 0), width=200, color=True)
+    assert "\x1b[" in coloured
+    assert [line.rstrip() for line in viz._ANSI_PATTERN.sub("", coloured).splitlines()] == plain.splitlines()
+
+
+def test_render_turn_puts_overlays_beside_the_board_or_below_when_too_narrow():
+    probabilities = np.full((3, 4), 0.4)
+    wide = viz.render_turn(PLAYING, mine_probabilities=probabilities, width=200)
+    assert wide.splitlines()[0].split() == ["board", "mine", "probability"]
+    narrow = viz.render_turn(PLAYING, mine_probabilities=probabilities, width=20)
+    assert narrow.split("\n\n")[1].startswith("mine probability")
+
+
+def test_beside_pads_by_visible_width():
+    joined = viz.beside([viz.paint("ab", "31", True) + "\nc", "x\ny"], gap=1)
+    assert viz._ANSI_PATTERN.sub("", joined).splitlines() == ["ab x", "c  y"]
+
+
+def test_use_color_only_for_terminals(monkeypatch):
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert viz.use_color(Tty())
+    assert not viz.use_color(object())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not viz.use_color(Tty())
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def test_calibration_bins_of_calibrated_and_overconfident_predictions():
+    calibrated = viz.calibration_bins(np.full(8, 0.25), np.array([1, 0, 0, 0, 1, 0, 0, 0]), num_bins=4)
+    assert calibrated.ece == pytest.approx(0.0)
+    assert calibrated.counts.tolist() == [0, 8, 0, 0]
+    overconfident = viz.calibration_bins(np.array([0.9, 0.9, 0.1, 0.1]), np.array([0, 0, 0, 0]))
+    assert overconfident.ece == pytest.approx(0.5)  # half the cells off by 0.9, half by 0.1
+    assert overconfident.observed[9] == 0.0 and overconfident.mean_predicted[9] == pytest.approx(0.9)
+
+
+def test_calibration_bins_reject_mismatched_inputs():
+    with pytest.raises(ValueError, match="labels"):
+        viz.calibration_bins(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        viz.calibration_bins(np.array([1.5]), np.array([1]))
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def _assert_png(path):
+    data = path.read_bytes()
+    assert len(data) > 1000 and data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_mine_probability_heatmap_is_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    probabilities = np.linspace(0, 1, 12).reshape(3, 4)
+    path = viz.plot_mine_probabilities(PLAYING, probabilities, tmp_path / "heat.png", title="hand-built")
+    _assert_png(path)
+
+
+def _metrics_rows():
+    """Rows as msjax.train writes them: an imitation stage, then PPO with evaluations."""
+    rows = []
+    for update in range(1, 4):
+        rows.append({"kind": "train", "stage": "imitation", "step": update, "update": update,
+                     "env_steps": 100 * update, "time": 0.0, "loss": 1.0 / update, "policy_ce": 0.9 / update,
+                     "guess_ce": 0.5, "mine_bce": 0.6, "solver_win_rate": -1.0 if update == 1 else 0.8})  # fmt: skip
+    for update in range(1, 5):
+        rows.append({"kind": "train", "stage": "ppo", "step": 3 + update, "update": update,
+                     "env_steps": 300 + 50 * update, "time": 0.0, "loss": 0.5, "policy_loss": -0.01,
+                     "value_loss": 0.4, "entropy": 2.0, "mine_bce": 0.5, "mean_reward": 0.01 * update,
+                     "win_rate_train": 0.1 * update, "approx_kl": None})  # fmt: skip
+        if update % 2 == 0:
+            rows.append({"kind": "eval", "stage": "ppo", "step": 3 + update, "update": update,
+                         "env_steps": 300 + 50 * update, "time": 0.0, "episodes": 32, "win_rate": 0.2 * update,
+                         "mean_return": 0.1, "win_rate_low": 0.05, "win_rate_high": 0.9})  # fmt: skip
+    return rows
+
+
+def test_training_curves_are_written_from_a_run_directory(tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _metrics_rows()))
+    path = viz.plot_training_curves(tmp_path)
+    assert path == tmp_path / "training_curves.png"
+    _assert_png(path)
+
+
+def test_training_curves_need_a_metrics_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
+        viz.plot_training_curves(tmp_path)
+
+
+def test_reliability_diagram_is_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(0)
+    predicted = rng.uniform(size=500)
+    labels = rng.uniform(size=500) < predicted
+    _assert_png(viz.plot_reliability(predicted, labels, tmp_path / "reliability.png"))
