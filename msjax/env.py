@@ -290,17 +290,24 @@ def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
 
     Uses Floyd's algorithm, which draws a uniform k-subset of ``{0..n-1}`` with k random
     integers and no sort; the subset's indices are then mapped onto the allowed cells in
-    row-major order.
+    row-major order. The cleared cells form a rectangle, so a cell's rank among the allowed
+    cells is plain arithmetic (no prefix sum).
     """
+    r, c = cell // cfg.W, cell % cfg.W
+    reach = 1 if cfg.guarantee_safe_neighborhood else 0
+    top, bottom = jnp.maximum(r - reach, 0), jnp.minimum(r + reach, cfg.H - 1)
+    left, right = jnp.maximum(c - reach, 0), jnp.minimum(c + reach, cfg.W - 1)
+    block_width = right - left + 1
     rows = jnp.arange(cfg.H)[:, None]
     cols = jnp.arange(cfg.W)[None, :]
-    r, c = cell // cfg.W, cell % cfg.W
-    if cfg.guarantee_safe_neighborhood:
-        excluded = (jnp.abs(rows - r) <= 1) & (jnp.abs(cols - c) <= 1)
-    else:
-        excluded = (rows == r) & (cols == c)
-    allowed = ~excluded.reshape(-1)
-    num_allowed = jnp.sum(allowed, dtype=jnp.int32)
+    in_rows = (rows >= top) & (rows <= bottom)
+    excluded = in_rows & (cols >= left) & (cols <= right)
+    cleared_before = jnp.clip(rows - top, 0, bottom - top + 1) * block_width + jnp.where(
+        in_rows, jnp.clip(cols - left, 0, block_width), 0
+    )
+    rank = (rows * cfg.W + cols - cleared_before).reshape(-1)
+    num_allowed = cfg.num_cells - (bottom - top + 1) * block_width
+
     k = state.mine_count
     _, most = cfg.mine_count_range
     place_key, next_key = jax.random.split(state.key)
@@ -313,8 +320,7 @@ def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
         return jnp.where(i < k, chosen.at[pick].set(True), chosen)
 
     chosen = jax.lax.fori_loop(0, most, floyd, jnp.zeros(cfg.num_cells, bool))
-    rank = jnp.cumsum(allowed) - 1
-    mine_mask = (allowed & chosen[rank]).reshape(cfg.H, cfg.W)
+    mine_mask = ~excluded & chosen[rank].reshape(cfg.H, cfg.W)
     return state.replace(
         mine_mask=mine_mask,
         counts=neighbour_sum(mine_mask).astype(jnp.int8),
@@ -326,37 +332,53 @@ def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
 # ----------------------------------------------------------------------------- step
 
 
-def _flood_fill(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> jax.Array:
-    """bool[H, W]: the cells a reveal of safe ``cell`` opens (itself, and if it is a zero,
-    its connected zero region and that region's border)."""
-    zero_cells = pack_rows((state.counts == 0) & ~state.mine_mask)
-    r, c = cell // cfg.W, cell % cfg.W
-    click = jnp.where(jnp.arange(cfg.H) == r, jnp.left_shift(jnp.uint32(1), c.astype(jnp.uint32)), 0)
-    click = click.astype(jnp.uint32)
-    region = click & zero_cells
-
-    def grow(carry):
-        _, current = carry
-        return current, current | (_dilate_rows(current, cfg) & zero_cells)
-
-    def changed(carry):
-        previous, current = carry
-        return jnp.any(previous != current)
-
-    _, region = jax.lax.while_loop(changed, grow, (jnp.zeros_like(region), region))
-    opened = _dilate_rows(region, cfg) | click
-    return unpack_rows(opened, cfg.W)
-
-
 def _decode(action: jax.Array, cfg: EnvConfig) -> tuple[jax.Array, jax.Array]:
     action = jnp.asarray(action, jnp.int32)
     return action % cfg.num_cells, action >= cfg.num_cells
 
 
 def _needs_mines(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Array:
+    """bool[]: the action is the game's first reveal, so mines go down now."""
     cell, is_flag = _decode(action, cfg)
     hidden = ~state.revealed.reshape(-1)[cell]
     return ~state.done & ~state.first_click_done & ~is_flag & hidden
+
+
+def _needs_cascade(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Array:
+    """bool[]: the action reveals a hidden zero (mines already placed)."""
+    cell, is_flag = _decode(action, cfg)
+    zero = (state.counts.reshape(-1)[cell] == 0) & ~state.mine_mask.reshape(-1)[cell]
+    hidden = ~state.revealed.reshape(-1)[cell]
+    return ~state.done & ~is_flag & hidden & zero
+
+
+def _zero_rows(state: EnvState) -> jax.Array:
+    """uint32[H]: the safe cells with no mine around them, bit-packed."""
+    return pack_rows((state.counts == 0) & ~state.mine_mask)
+
+
+def _click_rows(action: jax.Array, cfg: EnvConfig) -> jax.Array:
+    """uint32[H]: the action's cell, bit-packed."""
+    cell, _ = _decode(action, cfg)
+    bit = jnp.left_shift(jnp.uint32(1), (cell % cfg.W).astype(jnp.uint32))
+    return jnp.where(jnp.arange(cfg.H) == cell // cfg.W, bit, jnp.uint32(0))
+
+
+def _cascade(zero_rows: jax.Array, click_rows: jax.Array, cfg: EnvConfig) -> jax.Array:
+    """uint32[H]: the cells a reveal of the (safe) clicked cell opens: itself and, if it
+    is a zero, its connected zero region and that region's border."""
+    region = click_rows & zero_rows
+
+    def grow(carry):
+        _, current = carry
+        return current, current | (_dilate_rows(current, cfg) & zero_rows)
+
+    def changed(carry):
+        previous, current = carry
+        return jnp.any(previous != current)
+
+    _, region = jax.lax.while_loop(changed, grow, (jnp.zeros_like(region), region))
+    return _dilate_rows(region, cfg) | click_rows
 
 
 def _place_if_needed(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvState:
@@ -367,9 +389,10 @@ def _place_if_needed(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvS
 
 
 def _apply_action(
-    state: EnvState, action: jax.Array, cfg: EnvConfig
+    state: EnvState, action: jax.Array, opened_rows: jax.Array, cfg: EnvConfig
 ) -> tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]:
-    """The step once mines are in place (or the action needs none)."""
+    """The step once mines are in place; ``opened_rows`` (uint32[H]) is what revealing the
+    action's cell opens if it is safe (``_cascade``)."""
     cell, is_flag = _decode(action, cfg)
     one_hot = (jnp.arange(cfg.num_cells) == cell).reshape(cfg.H, cfg.W)
     valid = ~state.done & ~state.revealed.reshape(-1)[cell]
@@ -377,7 +400,7 @@ def _apply_action(
     toggle = valid & is_flag
 
     hit_mine = reveal & state.mine_mask.reshape(-1)[cell]
-    opened = jnp.where(reveal & ~hit_mine, _flood_fill(state, cell, cfg), one_hot & reveal)
+    opened = jnp.where(reveal & ~hit_mine, unpack_rows(opened_rows, cfg.W), one_hot & reveal)
     revealed = state.revealed | opened
     new_safe = jnp.sum(opened & ~state.revealed & ~state.mine_mask, dtype=jnp.int32)
     flags = jnp.where(toggle, state.flags ^ one_hot, state.flags) & ~revealed
@@ -435,7 +458,8 @@ def step(
       ``revealed_fraction`` (of the safe cells), all scalars.
     """
     state = _place_if_needed(state, action, cfg)
-    return _apply_action(state, action, cfg)
+    opened_rows = _cascade(_zero_rows(state), _click_rows(action, cfg), cfg)
+    return _apply_action(state, action, opened_rows, cfg)
 
 
 # ----------------------------------------------------------------------------- batches
@@ -447,28 +471,35 @@ def batch_reset(key: jax.Array, cfg: EnvConfig, num_envs: int) -> EnvState:
     return jax.vmap(reset, in_axes=(0, None))(jax.random.split(key, num_envs), cfg)
 
 
-def _place_pending(states: EnvState, cells: jax.Array, pending: jax.Array, cfg: EnvConfig) -> EnvState:
-    """Places mines on the boards marked ``pending`` (bool[B]), first clicks at ``cells``.
+def _map_pending(fn, pending: jax.Array, inputs: Any, outputs: Any) -> Any:
+    """``outputs`` with ``outputs[i] = fn(inputs[i])`` for every board ``i`` in ``pending``.
 
-    Only a few boards of a batch click for the first time in a given step, so rather than
-    placing mines on every board and keeping a few, this gathers the pending boards into
-    chunks of a quarter of the batch and places mines on those alone (a loop that
-    usually runs once, and not at all when no board is pending).
+    In a given step only some boards of a batch click for the first time or open a zero
+    region, and under ``vmap`` the rare, costly work (mine placement, a cascade that loops
+    until its slowest board converges) would run on every board. Instead the pending
+    boards are gathered into chunks of a quarter of the batch and ``fn`` (batched) runs on
+    those alone: a loop that usually runs once or twice, and not at all when no board is
+    pending.
+
+    Args:
+      fn: batched function of the gathered inputs, returning a pytree shaped like one
+        chunk of ``outputs``.
+      pending: bool[B].
+      inputs, outputs: pytrees of arrays with leading axis B.
     """
     num_envs = pending.shape[0]
     chunk = max(1, -(-num_envs // 4))
-    place = jax.vmap(_place_mines, in_axes=(0, 0, None))
 
-    def place_chunk(carry):
-        states, pending = carry
+    def run_chunk(carry):
+        outputs, pending = carry
         (index,) = jnp.nonzero(pending, size=chunk, fill_value=num_envs)
-        gathered = jax.tree.map(lambda x: x[jnp.minimum(index, num_envs - 1)], states)
-        placed = place(gathered, cells[jnp.minimum(index, num_envs - 1)], cfg)
-        states = jax.tree.map(lambda x, y: x.at[index].set(y, mode="drop"), states, placed)
-        return states, pending.at[index].set(False, mode="drop")
+        gathered = jax.tree.map(lambda x: x[jnp.minimum(index, num_envs - 1)], inputs)
+        results = fn(*gathered)
+        outputs = jax.tree.map(lambda x, y: x.at[index].set(y, mode="drop"), outputs, results)
+        return outputs, pending.at[index].set(False, mode="drop")
 
-    states, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), place_chunk, (states, pending))
-    return states
+    outputs, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), run_chunk, (outputs, pending))
+    return outputs
 
 
 def _auto_reset(state: EnvState, cfg: EnvConfig) -> EnvState:
@@ -484,11 +515,10 @@ def batch_step(
 ) -> tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]:
     """Steps a batch of games and starts a new game on every board that finished.
 
-    Equivalent to ``jax.vmap(step)`` followed by a reset of finished boards, but mine
-    placement and the reset run only when some board in the batch needs them (one
-    ``lax.cond`` each over the batch), so steps without first clicks or endings skip
-    that work. The returned states of finished boards are already fresh games; the
-    finished games' outcome is in ``done`` and ``info``.
+    Equal to ``jax.vmap(step)`` followed by a reset of finished boards, but mine placement
+    and cascades run only on the boards that need them (``_map_pending``), and the reset
+    only when some board finished. The returned states of finished boards are already
+    fresh games; the finished games' outcome is in ``done`` and ``info``.
 
     Args:
       states: ``EnvState`` with a leading batch axis ``[B]``.
@@ -500,9 +530,19 @@ def batch_step(
       each field ``[B]``.
     """
     chex.assert_shape(actions, states.done.shape)
-    needs = jax.vmap(_needs_mines, in_axes=(0, 0, None))(states, actions, cfg)
-    states = _place_pending(states, actions % cfg.num_cells, needs, cfg)
-    states, reward, done, info = jax.vmap(_apply_action, in_axes=(0, 0, None))(states, actions, cfg)
+    per_board = lambda fn: jax.vmap(fn, in_axes=(0, 0, None))  # noqa: E731
+    cells = _decode(actions, cfg)[0]
+    place = lambda s, c: jax.vmap(_place_mines, in_axes=(0, 0, None))(s, c, cfg)  # noqa: E731
+    states = _map_pending(place, per_board(_needs_mines)(states, actions, cfg), (states, cells), states)
+
+    click_rows = jax.vmap(_click_rows, in_axes=(0, None))(actions, cfg)
+    zero_rows = jax.vmap(_zero_rows)(states)
+    cascade = lambda z, c: jax.vmap(_cascade, in_axes=(0, 0, None))(z, c, cfg)  # noqa: E731
+    needs_cascade = per_board(_needs_cascade)(states, actions, cfg)
+    opened_rows = _map_pending(cascade, needs_cascade, (zero_rows, click_rows), click_rows)
+
+    apply = jax.vmap(_apply_action, in_axes=(0, 0, 0, None))
+    states, reward, done, info = apply(states, actions, opened_rows, cfg)
     restart = jax.vmap(_auto_reset, in_axes=(0, None))
     states = jax.lax.cond(jnp.any(done), lambda s: restart(s, cfg), lambda s: s, states)
     return states, reward, done, info
