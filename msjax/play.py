@@ -318,6 +318,22 @@ def agent_player(agent: Any, seed: int):
     return turn
 
 
+def record_game(
+    player: Callable[[EnvState, int], Turn], cfg: EnvConfig, seed: int
+) -> tuple[list[tuple[EnvState, Turn]], EnvState]:
+    """Plays game ``seed`` to its end without pausing: every state with the turn taken in
+    it, and the final state (the same move limit as ``watch``)."""
+    state = new_game(seed, cfg)
+    turns = []
+    for move in range(cfg.max_steps or 4 * cfg.num_cells):
+        if bool(state.done):
+            break
+        turn = player(state, move)
+        turns.append((state, turn))
+        state = play(state, turn.action, cfg)
+    return turns, state
+
+
 def turn_text(state: EnvState, turn: Turn, move: int, cfg: EnvConfig, top_k: int, color: bool) -> str:
     """The board with the player's beliefs, and a line naming the move and why."""
     kind, row, col = describe_action(turn.action, cfg)

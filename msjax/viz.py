@@ -25,6 +25,8 @@ import os
 import re
 import shutil
 from pathlib import Path
+import argparse
+import sys
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -454,6 +456,7 @@ def plot_mine_probabilities(
     path: str | Path,
     title: str | None = None,
     annotate: bool | None = None,
+    mark: tuple[int, int] | None = None,
 ) -> Path:
     """Saves a PNG: the board on the left, a heatmap of P(mine) on its hidden cells on the right.
 
@@ -463,6 +466,7 @@ def plot_mine_probabilities(
       path: where to write the PNG.
       title: figure title.
       annotate: print each hidden cell's probability in it (default: boards up to 16x16).
+      mark: ``(row, col)`` of the next move, outlined in blue on both panels.
 
     Returns:
       ``path``.
@@ -485,6 +489,12 @@ def plot_mine_probabilities(
             heat_ax.text(c, r, _short_probability(probabilities[r, c]), ha="center", va="center", fontsize=6)
     _grid_axes(heat_ax, height, width)
     heat_ax.set_title("P(mine), hidden cells")
+    if mark is not None:
+        from matplotlib.patches import Rectangle
+
+        for ax in (board_ax, heat_ax):
+            corner = (mark[1] - 0.5, mark[0] - 0.5)
+            ax.add_patch(Rectangle(corner, 1, 1, fill=False, edgecolor="#0050ff", linewidth=2.5))
     fig.colorbar(image, ax=heat_ax, fraction=0.046, pad=0.04)
     if title:
         fig.suptitle(title)
@@ -707,3 +717,109 @@ def plot_reliability(
     count_ax.set_xlabel("predicted P(mine)")
     count_ax.set_ylabel("count")
     return _save(fig, path)
+
+
+# ----------------------------------------------------------------------------- command line
+
+USAGE = """\
+python -m msjax.viz curves runs/NAME [-o PNG]
+python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
+python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
+
+
+def _player_options(parser: argparse.ArgumentParser) -> None:
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME")
+    who.add_argument("--solver", action="store_true", help="the rule solver")
+    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (an agent: its own board)")
+    parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _player(args: argparse.Namespace):
+    """``(player, cfg, name)`` for the ``--agent``/``--solver`` options (see ``msjax.play``)."""
+    from msjax import play
+
+    if args.agent:
+        from msjax.agent import load_agent
+
+        agent = load_agent(args.agent)
+        cfg = play.board_config(args.board, args.safe_first_click, base=agent.env_cfg)
+        return play.agent_player(agent.for_board(cfg), args.seed), cfg, f"agent {Path(args.agent).name}"
+    cfg = play.board_config(args.board, args.safe_first_click)
+    return play.solver_player(cfg, args.seed), cfg, "solver"
+
+
+def calibration_data(player, cfg, games: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(predicted f32[N], is_mine bool[N])`` over the hidden cells of every position the
+    player met in ``games`` games (seeds ``seed, seed+1, ...``) once mines were placed.
+
+    ``player`` is ``(state, move) -> Turn`` as in ``msjax.play``; its seed is fixed, so
+    different games come from different board seeds.
+    """
+    from msjax import play
+
+    predicted, labels = [], []
+    for game in range(games):
+        turns, _ = play.record_game(player, cfg, seed + game)
+        for state, turn in turns:
+            view = board_view(state)
+            if not view.mine_mask.any():  # before the first reveal nothing is placed
+                continue
+            hidden = ~view.revealed
+            predicted.append(np.clip(turn.mine_probabilities[hidden], 0.0, 1.0))
+            labels.append(view.mine_mask[hidden])
+    if not predicted:
+        return np.zeros(0, np.float32), np.zeros(0, bool)
+    return np.concatenate(predicted), np.concatenate(labels)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Writes the PNG the command line asks for and prints its path."""
+    parser = argparse.ArgumentParser(prog="python -m msjax.viz", description=__doc__.split("\n")[0], usage=USAGE)
+    figures = parser.add_subparsers(dest="figure", required=True)
+    curves = figures.add_parser("curves", help="training curves of a run")
+    curves.add_argument("run", help="run directory (runs/NAME) or its metrics.jsonl")
+    curves.add_argument("-o", "--out", help="PNG path (default RUN/training_curves.png)")
+    heatmap = figures.add_parser("heatmap", help="mine probabilities beside the board, at one move of a game")
+    _player_options(heatmap)
+    heatmap.add_argument("--move", type=int, default=5, help="the position before this move (1 = the opening)")
+    heatmap.add_argument("-o", "--out", default="mine_probabilities.png")
+    calibration = figures.add_parser("calibration", help="reliability diagram of the mine probabilities")
+    _player_options(calibration)
+    calibration.add_argument("--games", type=int, default=50)
+    calibration.add_argument("--bins", type=int, default=10)
+    calibration.add_argument("-o", "--out", default="reliability.png")
+    args = parser.parse_args(argv)
+    try:
+        if args.figure == "curves":
+            path = plot_training_curves(args.run, args.out)
+        elif args.figure == "heatmap":
+            path = _heatmap_command(args)
+        else:
+            player, cfg, name = _player(args)
+            predicted, labels = calibration_data(player, cfg, args.games, args.seed)
+            title = f"{name}, {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games"
+            path = plot_reliability(predicted, labels, args.out, args.bins, title=title)
+    except (ValueError, FileNotFoundError, ImportError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+def _heatmap_command(args: argparse.Namespace) -> Path:
+    from msjax import play
+
+    if args.move < 1:
+        raise ValueError(f"--move {args.move} must be >= 1")
+    player, cfg, name = _player(args)
+    turns, final = play.record_game(player, cfg, args.seed)
+    state, turn = turns[min(args.move, len(turns)) - 1]
+    kind, row, col = play.describe_action(turn.action, cfg)
+    title = f"{name}, seed {args.seed}, before move {min(args.move, len(turns))}: {kind} ({row}, {col})"
+    return plot_mine_probabilities(state, turn.mine_probabilities, args.out, title=title, mark=(row, col))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -165,6 +165,26 @@ def test_calibration_bins_reject_mismatched_inputs():
         viz.calibration_bins(np.array([1.5]), np.array([1]))
 
 
+def test_calibration_data_takes_hidden_cells_after_the_first_click():
+    from msjax import play
+
+    cfg = play.board_config("5x5x3", safe_first_click=False)
+
+    def row_major_player(state, move):  # reveals the first hidden cell, believes 0.3 everywhere
+        hidden = np.flatnonzero(~np.asarray(state.revealed))
+        return play.Turn(int(hidden[0]) if move else 12, np.full((5, 5), 0.3), None, None)
+
+    predicted, labels = viz.calibration_data(row_major_player, cfg, games=2, seed=0)
+    expected_predictions, expected_mines = 0, 0
+    for seed in (0, 1):
+        turns, _ = play.record_game(row_major_player, cfg, seed)
+        placed = [state for state, _ in turns if bool(state.first_click_done)]
+        expected_predictions += sum(int((~np.asarray(s.revealed)).sum()) for s in placed)
+        expected_mines += sum(int((np.asarray(s.mine_mask) & ~np.asarray(s.revealed)).sum()) for s in placed)
+    assert len(predicted) == len(labels) == expected_predictions > 0
+    assert np.all(predicted == 0.3) and int(labels.sum()) == expected_mines
+
+
 # ----------------------------------------------------------------------------- figures
 
 
@@ -176,7 +196,7 @@ def _assert_png(path):
 def test_mine_probability_heatmap_is_written(tmp_path):
     pytest.importorskip("matplotlib")
     probabilities = np.linspace(0, 1, 12).reshape(3, 4)
-    path = viz.plot_mine_probabilities(PLAYING, probabilities, tmp_path / "heat.png", title="hand-built")
+    path = viz.plot_mine_probabilities(PLAYING, probabilities, tmp_path / "heat.png", title="hand-built", mark=(1, 0))
     _assert_png(path)
 
 
@@ -205,6 +225,15 @@ def test_training_curves_are_written_from_a_run_directory(tmp_path):
     path = viz.plot_training_curves(tmp_path)
     assert path == tmp_path / "training_curves.png"
     _assert_png(path)
+
+
+def test_curves_command_writes_the_png_into_the_run(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _metrics_rows()))
+    assert viz.main(["curves", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "training_curves.png")
+    _assert_png(tmp_path / "training_curves.png")
+    assert viz.main(["curves", str(tmp_path / "missing")]) == 2
 
 
 def test_training_curves_need_a_metrics_file(tmp_path):
