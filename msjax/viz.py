@@ -15,18 +15,24 @@ those functions, so the rest of msjax does not need it.
 Symbols, as in ``env.render``: ``#`` hidden, ``F`` flag, ``.`` revealed zero, ``1``-``8``
 numbers; once the game is over ``*`` a mine, ``X`` the mine that was hit, ``x`` a flag
 on a safe cell. Rows and columns are numbered from 0 on the margins.
+
+Command line (each prints the PNG's path)::
+
+    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png
+    python -m msjax.viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
+    python -m msjax.viz calibration --agent runs/NAME --games 100   # -> reliability.png
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import re
 import shutil
-from pathlib import Path
-import argparse
 import sys
+from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -383,7 +389,8 @@ def render_turn(
     view = state if isinstance(state, BoardView) else board_view(state)
     blocks = [_titled("board", render_board(view, color, mark), color)]
     if action_probabilities is not None:
-        blocks.append(_titled(f"policy top {top_k}", render_top_actions(action_probabilities, view, top_k, color), color))
+        policy = render_top_actions(action_probabilities, view, top_k, color)
+        blocks.append(_titled(f"policy top {top_k}", policy, color))
     if mine_probabilities is not None:
         blocks.append(_titled("mine probability", render_probabilities(mine_probabilities, view, color, mark), color))
     width = width or shutil.get_terminal_size((120, 40)).columns
