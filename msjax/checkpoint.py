@@ -145,7 +145,8 @@ class Checkpoints:
             read_only=read_only,
             create=not read_only,
         )
-        self._manager = ocp.CheckpointManager(self.directory, options=options)
+        handlers = {"state": ocp.StandardCheckpointHandler(), "meta": ocp.JsonCheckpointHandler()}
+        self._manager = ocp.CheckpointManager(self.directory, options=options, item_handlers=handlers)
 
     @property
     def steps(self) -> list[int]:
@@ -208,6 +209,7 @@ class Checkpoints:
         ``template`` (a state of the same stage and config, concrete or abstract)."""
         self._require(step)
         abstract = jax.eval_shape(keys_to_data, template)
+        self._check_stored_shapes(step, abstract)
         try:
             restored = self._manager.restore(
                 step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract))
@@ -226,9 +228,41 @@ class Checkpoints:
     def close(self) -> None:
         self._manager.close()
 
+    def _check_stored_shapes(self, step: int, abstract: Any) -> None:
+        """Compares the arrays on disk with ``abstract`` before reading them, so a
+        checkpoint of another board or network fails with the array's name."""
+        try:
+            stored = self._manager.item_metadata(step)["state"]
+            stored_leaves = jax.tree_util.tree_leaves_with_path(stored)
+        except Exception as err:  # noqa: BLE001 - unreadable metadata means a damaged checkpoint
+            raise CheckpointError(
+                f"checkpoint {self.path(step)} cannot be restored: its array metadata is unreadable "
+                f"(damaged?): {type(err).__name__}: {err}"
+            ) from err
+        on_disk = {_leaf_name(path): leaf for path, leaf in stored_leaves}
+        for path, want in jax.tree_util.tree_leaves_with_path(abstract):
+            got = on_disk.get(_leaf_name(path))
+            if got is not None and (tuple(got.shape) != want.shape or got.dtype != want.dtype):
+                raise CheckpointError(
+                    f"checkpoint {self.path(step)} cannot be restored into this run's state: "
+                    f"{_leaf_name(path)} is {got.dtype}{list(got.shape)} in the checkpoint, this run "
+                    f"expects {want.dtype}{list(want.shape)} (a different board, network or batch size)"
+                )
+
     def _require(self, step: int) -> None:
         if step not in self.steps:
             raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
+
+
+def _leaf_name(path: tuple) -> str:
+    """``env_states.counts`` for a key path, whether its keys are attributes or dict keys."""
+    parts = []
+    for entry in path:
+        for attr in ("name", "key", "idx"):
+            if hasattr(entry, attr):
+                parts.append(str(getattr(entry, attr)))
+                break
+    return ".".join(parts)
 
 
 def _check_matches(restored: Any, abstract: Any, path: Path) -> None:

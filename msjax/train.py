@@ -189,15 +189,14 @@ def make_stages(cfg: ExperimentConfig) -> list[Stage]:
                 make_chunk=lambda n: _imitation_chunk(cfg.env, cfg.model, il, n),
             )
         )
-    before = stages[-1] if stages else None
+    done_updates = sum(stage.total_updates for stage in stages)
+    done_env_steps = sum(stage.total_updates * stage.env_steps_per_update for stage in stages)
     stages.append(
         Stage(
             name="ppo",
             total_updates=cfg.ppo.total_updates,
-            first_step=before.first_step + before.total_updates if before else 0,
-            first_env_step=before.first_env_step + before.total_updates * before.env_steps_per_update
-            if before
-            else 0,
+            first_step=done_updates,
+            first_env_step=done_env_steps,
             env_steps_per_update=cfg.ppo.num_envs * cfg.ppo.steps_per_env,
             init=lambda params: ppo.init_train_state(ppo_key, cfg.env, cfg.model, cfg.ppo, params=params),
             make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n),
@@ -222,7 +221,15 @@ def restore_latest(
         raise checkpoint_lib.CheckpointError(
             f"checkpoint {info.path} is from the {info.stage} stage, which this config does not run ({names})"
         )
-    state = checkpoints.restore(step, checkpoint_lib.abstract_state(info.stage, cfg))
+    try:
+        state = checkpoints.restore(step, checkpoint_lib.abstract_state(info.stage, cfg))
+    except checkpoint_lib.CheckpointError as err:
+        earlier = [s for s in checkpoints.steps if s < step]
+        if not earlier:
+            raise
+        raise checkpoint_lib.CheckpointError(
+            f"{err}\n(to resume from the previous checkpoint, step {earlier[-1]}, remove {info.path})"
+        ) from err
     return names.index(info.stage), state
 
 
@@ -320,8 +327,14 @@ class Progress:
             figures["eval_win"] = f"{self._win_rate:.1%}"
         self._bar.set_postfix(figures, refresh=True)
 
-    def evaluated(self, win_rate: float) -> None:
-        self._win_rate = win_rate
+    def evaluated(self, stage: Stage, update: int, results: dict[str, Any]) -> None:
+        """Shows the evaluation on the bar and as a line above it."""
+        self._win_rate = results["win_rate"]
+        low, high = results["win_rate_ci95"]
+        self._bar.write(
+            f"{stage.name} update {update}: win rate {results['win_rate']:.1%} [{low:.1%}-{high:.1%}] "
+            f"over {results['episodes']} games, safe cells revealed {results['revealed_fraction']:.1%}"
+        )
 
     def close(self) -> None:
         self._bar.close()
@@ -387,7 +400,7 @@ def after_chunk(
     if at_end or _crossed(previous, update, run_cfg.eval_every_updates):
         results = evaluate_params(state.params, ctx.cfg, eval_episodes_at_end if at_end else run_cfg.eval_episodes)
         ctx.writer.write_eval(stage, update, results)
-        ctx.progress.evaluated(results["win_rate"])
+        ctx.progress.evaluated(stage, update, results)
     if results is not None or _crossed(previous, update, run_cfg.checkpoint_every_updates):
         step = stage.first_step + update
         ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg, metrics=results)

@@ -50,7 +50,8 @@ def test_the_last_checkpoints_and_the_best_one_are_kept(tmp_path):
 def test_restoring_into_another_board_size_names_the_mismatched_array(tmp_path):
     Checkpoints(tmp_path).save(1, fresh_ppo_state(), stage="ppo", update=1, cfg=TINY)
     bigger = apply_overrides(TINY, ["env.H=5", "env.W=5"])
-    with pytest.raises(CheckpointError, match=r"\(16, 4, 4\)|\[16, 4, 4\]"):
+    expected = r"env_states\.\w+ is \w+\[16, 4, 4\] in the checkpoint, this run expects \w+\[16, 5, 5\]"
+    with pytest.raises(CheckpointError, match=expected):
         Checkpoints(tmp_path).restore(1, checkpoint_lib.abstract_state("ppo", bigger))
 
 
