@@ -94,6 +94,7 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"guess_weight": -1.0}, "guess_weight"),
         ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
         ({"play_max_layer": 5}, "play_max_layer"),
+        ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):
@@ -117,3 +118,4 @@ def test_imitation_learns_the_forced_moves_of_a_small_board():
     early, late = metrics["loss"][5:35].mean(), metrics["loss"][-30:].mean()
     assert late < 0.7 * early, (early, late)
     assert metrics["policy_accuracy"][-30:].mean() > metrics["policy_accuracy"][5:35].mean() + 0.1
+    assert (metrics["learner_win_rate"] <= 1.0).all() and (metrics["learner_win_rate"] >= 0).any()
