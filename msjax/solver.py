@@ -22,16 +22,22 @@ The four layers follow seed 001's hybrid solver, done with whole-board array ops
    which forces them when that rest is 0 or all of them.
 4. **Probability guess**: loopy belief propagation over the number constraints (each
    factor's messages computed exactly from its <= 8 unknown neighbours) with a global
-   mine-density prior whose log-odds are solved so that the expected mines match the
+   mine-density prior whose odds are re-solved so that the expected mines match the
    mines left. The guess is the unknown cell with the lowest estimated probability;
    near-ties (within ``tie_tolerance``) go to the cell most likely to be a zero, which
    opens new information.
 
 Orchestration (seed 001): layers are tried in order and any progress restarts at layer
-1, inside one ``lax.while_loop`` that runs to a fixpoint (``forced_moves``) or, for
+1, in ``lax.while_loop`` s (layer 1 to its fixpoint inside a loop over rounds of the
+higher layers) that run to a fixpoint (``forced_moves``) or, for
 ``solver_action``, stops at the first proved-safe cell. A cell's ``layer`` is the layer
 whose pass proved it (a cell proved by layer 1 from a mine that layer 2 found counts as
 layer 1, as in the seed).
+
+Batches: ``jax.vmap`` of the per-board functions works; ``batch_solver_action`` and
+``batch_forced_moves`` give the same results several times faster by laying the boards
+on the minor axis; ``batch_solver_action`` also sends only the boards that need the
+costly layers to them, in fixed-size chunks (see ``_in_chunks``).
 
 First click: before anything is revealed ``solver_action`` clicks
 ``SolverConfig.first_click``, by default (3, 3) (clipped to the board) when the first
@@ -360,16 +366,25 @@ def _layer1_fixpoint(view: _View, forced: Forced, running: jax.Array, stop_at_sa
 
 
 def _deduce_from(
-    view: _View, forced: Forced, running: jax.Array, solver_cfg: SolverConfig, stop_at_safe: bool
-) -> Forced:
+    view: _View,
+    forced: Forced,
+    running: jax.Array,
+    solver_cfg: SolverConfig,
+    stop_at_safe: bool,
+    max_rounds: int = 0,
+) -> tuple[Forced, jax.Array]:
     """Seed 001's orchestration on the boards in ``running``: layer 1 to a fixpoint, then
     layer 2, else layer 3, and back to layer 1 after any progress; ends when no layer
-    makes progress (or, with ``stop_at_safe``, once a proved-safe cell exists)."""
+    makes progress (or, with ``stop_at_safe``, once a proved-safe cell exists).
+
+    With ``max_rounds`` > 0 it stops after that many rounds (layer-1 fixpoint + one
+    higher layer); the returned ``running`` (bool[*b]) marks the boards not finished.
+    """
     if solver_cfg.max_layer == 1:
-        return _layer1_fixpoint(view, forced, running, stop_at_safe)
+        return _layer1_fixpoint(view, forced, running, stop_at_safe), jnp.zeros_like(running)
 
     def one_round(carry):
-        forced, running = carry
+        forced, running, rounds = carry
         forced = _layer1_fixpoint(view, forced, running, stop_at_safe)
         if stop_at_safe:
             running = running & ~_board_any(forced.safe)
@@ -384,15 +399,19 @@ def _deduce_from(
             level = jnp.where(by_pairs, level, jnp.int8(3))
         new_safe, new_mines = new_safe & _cells(running), new_mines & _cells(running)
         forced = _record(forced, new_safe, new_mines, _cells(level))
-        return forced, running & _board_any(new_safe | new_mines)
+        return forced, running & _board_any(new_safe | new_mines), rounds + 1
 
-    forced, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), one_round, (forced, running))
-    return forced
+    def more(carry):
+        _, running, rounds = carry
+        return jnp.any(running) & ((rounds < max_rounds) if max_rounds else True)
+
+    forced, running, _ = jax.lax.while_loop(more, one_round, (forced, running, jnp.int32(0)))
+    return forced, running
 
 
 def _deduce(view: _View, solver_cfg: SolverConfig, stop_at_safe: bool) -> Forced:
     running = jnp.ones(view.mine_count.shape, bool)
-    return _deduce_from(view, _empty_forced(view), running, solver_cfg, stop_at_safe)
+    return _deduce_from(view, _empty_forced(view), running, solver_cfg, stop_at_safe)[0]
 
 
 def forced_moves(state: EnvState, cfg: EnvConfig, solver_cfg: SolverConfig = SolverConfig()) -> Forced:
@@ -745,14 +764,22 @@ def batch_solver_action(
     forced = _layer1_fixpoint(view, _empty_forced(view), open_games, stop_at_safe=True)
 
     if solver_cfg.max_layer >= 2:
-
-        def deduce_chunk(args):
+        # most boards find a safe cell within two rounds of layers 2-3; the few that run on
+        # (towards a guess) continue in smaller chunks
+        def deduce_chunk(args, max_rounds):
             view, forced = args
             running = jnp.ones(view.mine_count.shape, bool)
-            return _deduce_from(view, forced, running, solver_cfg, stop_at_safe=True)
+            return _deduce_from(view, forced, running, solver_cfg, True, max_rounds)
 
         needs_more = open_games & ~_board_any(forced.safe)
-        forced = _in_chunks(needs_more, chunk_size, deduce_chunk, (view, forced), forced)
+        forced, unfinished = _in_chunks(
+            needs_more, chunk_size, functools.partial(deduce_chunk, max_rounds=2),
+            (view, forced), (forced, jnp.zeros_like(needs_more)),
+        )
+        forced, _ = _in_chunks(
+            unfinished & ~_board_any(forced.safe), max(1, chunk_size // 4),
+            functools.partial(deduce_chunk, max_rounds=0), (view, forced), (forced, unfinished),
+        )
 
     cell, layer, found = _safe_move(view, forced)
 
@@ -762,7 +789,7 @@ def batch_solver_action(
 
     needs_guess = open_games & ~found
     action, layer = _in_chunks(
-        needs_guess, max(1, chunk_size // 2), guess_chunk, (view, forced, flags, keys), (cell, layer)
+        needs_guess, max(1, chunk_size // 4), guess_chunk, (view, forced, flags, keys), (cell, layer)
     )
     return _finish(action, layer, view, states.done, cfg, solver_cfg)
 
