@@ -3,7 +3,10 @@
 The seed's hyper-parameters (gamma 0.995, lambda 0.95, clip 0.2, entropy 0.003, AdamW
 3e-4 with cosine decay, 3 epochs, 8 minibatches) with ``num_envs`` raised from 256 to
 4096 boards and the rollout shortened to 32 steps, so an update still sees ~131k
-transitions (minibatches of ~16k). Imitation of the rule solver comes first.
+transitions (minibatches of ~16k). Imitation of the rule solver comes first, with half
+the boards played by the network itself (DAgger). The policy only reveals
+(``flag_actions=False``): flags never help to win, and a policy that may flag can
+stall instead of committing to a reveal.
 """
 
 from msjax.config import ExperimentConfig, RunConfig
@@ -16,8 +19,10 @@ from msjax.ppo import PPOConfig
 def get_config() -> ExperimentConfig:
     return ExperimentConfig(
         env=EnvConfig(H=8, W=8, mine_count=10, guarantee_safe_neighborhood=True),
-        model=ModelConfig(channels=(32, 64, 64), dtype="bfloat16"),
-        imitation=ImitationConfig(enabled=True, num_envs=4096, steps_per_update=16, num_updates=1000, lr=1e-3),
+        model=ModelConfig(channels=(32, 64, 64), dtype="bfloat16", flag_actions=False),
+        imitation=ImitationConfig(
+            enabled=True, num_envs=4096, steps_per_update=16, num_updates=1000, lr=1e-3, learner_fraction=0.5
+        ),
         ppo=PPOConfig(
             num_envs=4096,
             steps_per_env=32,

@@ -1,7 +1,8 @@
 """Expert (16x30, 99 mines, opening start) at GPU scale.
 
-The seed's PPO settings with 4096 boards of 32-step rollouts per update, the residual
-network, and imitation of the rule solver first.
+The seed's PPO settings with 4096 boards of 32-step rollouts per update and the residual
+network. Imitation of the rule solver comes first, with half the boards played by the
+network itself (DAgger). The policy only reveals (``flag_actions=False``).
 """
 
 from msjax.config import ExperimentConfig, RunConfig
@@ -14,8 +15,12 @@ from msjax.ppo import PPOConfig
 def get_config() -> ExperimentConfig:
     return ExperimentConfig(
         env=EnvConfig(H=16, W=30, mine_count=99, guarantee_safe_neighborhood=True),
-        model=ModelConfig(residual=True, num_res_blocks=8, res_channels=64, dtype="bfloat16"),
-        imitation=ImitationConfig(enabled=True, num_envs=4096, steps_per_update=16, num_updates=3000, lr=1e-3),
+        model=ModelConfig(
+            residual=True, num_res_blocks=8, res_channels=64, dtype="bfloat16", flag_actions=False
+        ),
+        imitation=ImitationConfig(
+            enabled=True, num_envs=4096, steps_per_update=16, num_updates=3000, lr=1e-3, learner_fraction=0.5
+        ),
         ppo=PPOConfig(
             num_envs=4096,
             steps_per_env=32,

@@ -1,7 +1,9 @@
 """Intermediate (16x16, 40 mines, opening start) at GPU scale.
 
 The seed's PPO settings with 4096 boards of 32-step rollouts per update and the deeper
-residual network (wider boards need a larger receptive field); imitation first.
+residual network (wider boards need a larger receptive field). Imitation of the rule
+solver comes first, with half the boards played by the network itself (DAgger). The
+policy only reveals (``flag_actions=False``).
 """
 
 from msjax.config import ExperimentConfig, RunConfig
@@ -14,8 +16,12 @@ from msjax.ppo import PPOConfig
 def get_config() -> ExperimentConfig:
     return ExperimentConfig(
         env=EnvConfig(H=16, W=16, mine_count=40, guarantee_safe_neighborhood=True),
-        model=ModelConfig(residual=True, num_res_blocks=6, res_channels=64, dtype="bfloat16"),
-        imitation=ImitationConfig(enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3),
+        model=ModelConfig(
+            residual=True, num_res_blocks=6, res_channels=64, dtype="bfloat16", flag_actions=False
+        ),
+        imitation=ImitationConfig(
+            enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3, learner_fraction=0.5
+        ),
         ppo=PPOConfig(
             num_envs=4096,
             steps_per_env=32,

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 from flax import struct
 
 from msjax import checkpoint as checkpoint_lib
@@ -73,7 +72,8 @@ class Agent:
         if ms_env.num_channels(env_cfg) != ms_env.num_channels(self.env_cfg):
             raise ValueError(
                 f"env_cfg gives {ms_env.num_channels(env_cfg)} observation channels, the network "
-                f"was trained on {ms_env.num_channels(self.env_cfg)} (obs_frontier and obs_scalars must match)"
+                f"was trained on {ms_env.num_channels(self.env_cfg)} "
+                "(obs_frontier and obs_scalars must match)"
             )
         return self.replace(env_cfg=env_cfg)
 

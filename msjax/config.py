@@ -67,7 +67,8 @@ class RunConfig:
     def __post_init__(self):
         for name in ("seed", "eval_every_updates", "checkpoint_every_updates"):
             _check_int(self, name, low=0)
-        for name in ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints"):
+        positive = ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints")
+        for name in positive:
             _check_int(self, name, low=1)
         if not isinstance(self.workdir, str) or not self.workdir:
             raise ValueError(f"RunConfig.workdir={self.workdir!r} must be a non-empty path")
@@ -157,7 +158,9 @@ def from_dict(data: dict[str, dict[str, Any]]) -> ExperimentConfig:
         hints = _field_types(section_type)
         unknown = set(values) - set(hints)
         if unknown:
-            raise ValueError(f"unknown keys {sorted(unknown)} in config section {name!r}; valid keys: {list(hints)}")
+            raise ValueError(
+                f"unknown keys {sorted(unknown)} in config section {name!r}; valid keys: {list(hints)}"
+            )
         kwargs = {key: _coerce(value, hints[key], f"{name}.{key}") for key, value in values.items()}
         sections[name] = section_type(**kwargs)
     return ExperimentConfig(**sections)
@@ -187,7 +190,7 @@ def differences(old: ExperimentConfig, new: ExperimentConfig) -> list[str]:
 
 def valid_keys() -> list[str]:
     """Every overridable ``section.field``."""
-    return [f"{name}.{key}" for name, section_type in SECTION_TYPES.items() for key in _field_types(section_type)]
+    return [f"{name}.{key}" for name, kind in SECTION_TYPES.items() for key in _field_types(kind)]
 
 
 def apply_overrides(cfg: ExperimentConfig, overrides: Sequence[str]) -> ExperimentConfig:

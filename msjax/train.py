@@ -358,14 +358,17 @@ def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[s
     evaluation of a run, so evaluations compare like with like)."""
     agent = agent_lib.from_params(params, cfg)
     seed = cfg.run.seed + 1_000_003  # boards never drawn by training's keys
-    return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=cfg.run.eval_batch_size)
+    batch_size = cfg.run.eval_batch_size
+    return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
 
 
 def _crossed(before: int, after: int, every: int) -> bool:
     return every > 0 and after // every > before // every
 
 
-def run_stage(stage: Stage, state: Any, ctx: RunContext, eval_episodes_at_end: int) -> tuple[Any, dict | None]:
+def run_stage(
+    stage: Stage, state: Any, ctx: RunContext, eval_episodes_at_end: int
+) -> tuple[Any, dict | None]:
     """Runs ``stage`` from ``state`` to its last update; returns the state and its last
     evaluation (None when the stage had nothing left to do).
 
@@ -389,7 +392,12 @@ def run_stage(stage: Stage, state: Any, ctx: RunContext, eval_episodes_at_end: i
 
 
 def after_chunk(
-    stage: Stage, state: Any, previous: int, metrics: dict[str, np.ndarray], ctx: RunContext, eval_episodes_at_end: int
+    stage: Stage,
+    state: Any,
+    previous: int,
+    metrics: dict[str, np.ndarray],
+    ctx: RunContext,
+    eval_episodes_at_end: int,
 ) -> dict | None:
     """Logs a finished chunk, then evaluates and checkpoints when due: at the first chunk
     boundary past each interval and at the end of the stage. Returns the evaluation, if any."""
@@ -398,7 +406,8 @@ def after_chunk(
     at_end = update == stage.total_updates
     results = None
     if at_end or _crossed(previous, update, run_cfg.eval_every_updates):
-        results = evaluate_params(state.params, ctx.cfg, eval_episodes_at_end if at_end else run_cfg.eval_episodes)
+        episodes = eval_episodes_at_end if at_end else run_cfg.eval_episodes
+        results = evaluate_params(state.params, ctx.cfg, episodes)
         ctx.writer.write_eval(stage, update, results)
         ctx.progress.evaluated(stage, update, results)
     if results is not None or _crossed(previous, update, run_cfg.checkpoint_every_updates):
@@ -456,7 +465,7 @@ def run_stages(stages: list[Stage], start_index: int, state: Any, ctx: RunContex
 
 
 def write_final_eval(path: Path, final: dict[str, Any], checkpoint_path: Path) -> None:
-    summary = {name: _finite_or_none(value) if isinstance(value, float) else value for name, value in final.items()}
+    summary = {k: _finite_or_none(v) if isinstance(v, float) else v for k, v in final.items()}
     path.write_text(json.dumps({**summary, "checkpoint": str(checkpoint_path)}, indent=2) + "\n")
 
 

@@ -10,7 +10,6 @@ import pytest
 from msjax import env as ms_env
 from msjax.agent import Agent, load_agent
 from msjax.checkpoint import CheckpointError
-from msjax.config import apply_overrides
 from tiny_runs import TINY, fresh_ppo_state, saved_run
 
 NUM_BOARDS = 12

@@ -1,7 +1,5 @@
 """Checkpoints: exact round trips, what is kept, and clear errors for unusable ones."""
 
-import dataclasses
-
 import jax
 import numpy as np
 import pytest
