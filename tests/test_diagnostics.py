@@ -9,10 +9,10 @@ import pytest
 
 from msjax import diagnostics
 from msjax import env as ms_env
-from msjax.evaluate import random_agent
+from msjax.evaluate import evaluate, random_agent
 from tiny_runs import saved_run
 
-CFG4 = ms_env.EnvConfig(H=4, W=4, mine_count=1)
+CFG4 = ms_env.EnvConfig(H=4, W=4, mine_count=3)  # the mines of a position come from its drawing
 
 
 def board(text: str, cfg: ms_env.EnvConfig = CFG4) -> ms_env.EnvState:
@@ -63,11 +63,10 @@ def test_revealing_an_unproved_cell_while_a_safe_one_exists_is_an_avoidable_gues
 
 
 def test_a_reveal_with_no_proved_safe_cell_is_a_forced_guess():
-    cfg = ms_env.EnvConfig(H=4, W=4, mine_count=3)
-    position = board(NOTHING_PROVED, cfg)
-    survived = judge(position, 2, 2, cfg)
+    position = board(NOTHING_PROVED)
+    survived = judge(position, 2, 2)
     assert survived["forced"] and not survived["avoidable"] and not survived["hit"]
-    hit = judge(position, 0, 0, cfg)
+    hit = judge(position, 0, 0)
     assert hit["forced"] and hit["hit"]
 
 
@@ -140,9 +139,18 @@ def test_the_solver_beats_random_and_never_guesses_while_a_safe_cell_exists():
     solver = diagnostics.diagnose(diagnostics.SolverAgent(CFG5), CFG5, episodes=64, seed=1)
     rand = diagnostics.diagnose(random_agent(CFG5), CFG5, episodes=64, seed=1)
     assert solver["win_rate"] > rand["win_rate"] + 0.3
-    assert solver["avoidable_guesses_per_game"] == 0.0
+    assert solver["avoidable_guesses_per_game"] == 0.0 and solver["avoidable_mistakes"] == 0.0
     assert solver["guesses_per_game"] == solver["forced_guesses_per_game"] > 0
-    assert rand["avoidable_mistakes"] > 0.3
+    assert 0.0 < solver["forced_guess_success_rate"] < 1.0
+    # a random player mostly reveals unproved cells, many while a safe one exists
+    assert rand["avoidable_mistakes"] > 0.3 and rand["avoidable_guess_rate"] > 0.3
+
+
+def test_diagnose_plays_the_same_games_as_evaluate():
+    figures = diagnostics.diagnose(random_agent(CFG5), CFG5, episodes=64, seed=1)
+    plain = evaluate(random_agent(CFG5), CFG5, episodes=64, seed=1)
+    for name, value in plain.items():
+        np.testing.assert_equal(figures[name], value, err_msg=name)
 
 
 def test_cli_prints_a_table_and_a_json_line_for_a_saved_agent(tmp_path, capsys):
