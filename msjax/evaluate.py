@@ -213,3 +213,11 @@ def evaluate(
       ``mean_return``, ``episodes`` and ``unfinished`` (games stopped by the step cap).
     """
     return summarize(play_games(agent, env_cfg, episodes, seed, batch_size, max_steps))
+
+
+if __name__ == "__main__":  # python -m msjax.evaluate: the command line lives with the diagnostics
+    import sys
+
+    from msjax.diagnostics import main
+
+    sys.exit(main())
