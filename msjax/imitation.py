@@ -259,8 +259,8 @@ def make_imitation_chunk(
     by_learner = jnp.arange(il_cfg.num_envs) < il_cfg.num_learner_boards
 
     def imitation_update(state: ImitationState, _):
-        # PLAY THE SOLVER AND LABEL WHAT IT SEES
-        def solver_step(carry, _):
+        # PLAY THE BOARDS (SOLVER OR LEARNER) AND LABEL EVERY STATE WITH THE SOLVER
+        def play_step(carry, _):
             env_states, key = carry
             key, solver_key, learner_key = jax.random.split(key, 3)
             keys = jax.random.split(solver_key, il_cfg.num_envs)
@@ -293,7 +293,7 @@ def make_imitation_chunk(
             return (env_states, key), (labelled, outcome)
 
         (env_states, key), (labelled, (finished, won)) = jax.lax.scan(
-            solver_step, (state.env_states, state.key), None, il_cfg.steps_per_update
+            play_step, (state.env_states, state.key), None, il_cfg.steps_per_update
         )
         batch = jax.tree.map(_flatten_time, labelled)
 
