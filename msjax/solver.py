@@ -74,6 +74,11 @@ class SolverConfig:
       max_layer: highest layer used, 1..4. 1 = single-cell rules, 2 = + subset
         reasoning, 3 = + global mine count, 4 = + probability guess. Below 4 the
         solver guesses uniformly among the unknown cells (layer 0).
+      contradiction_cells: frontier cells layer 3's proof by contradiction tries per
+        pass (each assumed a mine and, separately, safe); passes repeat over the next
+        cells of the frontier until one proves something or the frontier is done.
+        0 disables it.
+      contradiction_rounds: at most this many layer-1 rounds follow each assumption.
       safety_threshold: a guess whose estimated mine probability is at most this is
         "safe enough": every such cell joins the near-ties and the most informative
         one is taken. 0 disables it (only near-ties of the lowest probability count).
@@ -90,6 +95,8 @@ class SolverConfig:
     """
 
     max_layer: int = 4
+    contradiction_cells: int = 16
+    contradiction_rounds: int = 8
     safety_threshold: float = 0.0
     use_information_gain: bool = True
     tie_tolerance: float = 0.02
@@ -101,6 +108,10 @@ class SolverConfig:
     def __post_init__(self):
         if self.max_layer not in (1, 2, 3, 4):
             raise ValueError(f"SolverConfig.max_layer={self.max_layer} must be one of 1, 2, 3, 4")
+        if self.contradiction_cells < 0:
+            raise ValueError(f"SolverConfig.contradiction_cells={self.contradiction_cells} must be >= 0")
+        if self.contradiction_rounds < 1:
+            raise ValueError(f"SolverConfig.contradiction_rounds={self.contradiction_rounds} must be >= 1")
         if not 0.0 <= self.safety_threshold <= 1.0:
             raise ValueError(f"SolverConfig.safety_threshold={self.safety_threshold} must be in [0, 1]")
         if not 0.0 <= self.tie_tolerance <= 1.0:
@@ -335,6 +346,74 @@ def _layer3(c: _Constraints) -> tuple[jax.Array, jax.Array]:
     return new_safe, new_mines & ~new_safe
 
 
+def _inconsistent(c: _Constraints) -> jax.Array:
+    """bool[*b]: some number needs more mines than its unknown cells or has more proved
+    mines than its value, or the mine count is exceeded or cannot be reached."""
+    bad_number = (c.need < 0) | (c.need > c.unk)  # both 0 off the revealed cells
+    return (
+        _board_any(bad_number)
+        | (c.remaining < 0)
+        | (c.remaining > _board_sum(c.unknown))
+    )
+
+
+def _contradiction(view: _View, c: _Constraints, safe: jax.Array, mines: jax.Array, solver_cfg: SolverConfig):
+    """Proof by contradiction (the last resort of layer 3): (new_safe, new_mines).
+
+    Each frontier cell is assumed a mine, and separately safe, and layer 1 runs from
+    that assumption for up to ``contradiction_rounds`` rounds; an assumption that leads
+    to an inconsistent view (``_inconsistent``) is false, so its opposite is proved. The
+    frontier is tried ``contradiction_cells`` cells at a time, in row-major order, on a
+    hypothesis axis after the cell axes (``[H, W, 2K, *b]``: K mine assumptions, then K
+    safe ones), until a pass proves something on every board still looking or the
+    frontier is exhausted. Sound by construction: every step is layer 1's.
+    """
+    size = solver_cfg.contradiction_cells
+    frontier = c.unknown & (_neighbours(c.active) > 0)
+    rank = (jnp.cumsum(_flat(frontier).astype(jnp.int32), axis=0) - 1).reshape(frontier.shape)
+    n_frontier = _board_sum(frontier)
+    extra = (1,) * (frontier.ndim - 2)
+    slots = jnp.arange(size, dtype=jnp.int32).reshape((1, 1, size) + extra)
+    hyp_view = _View(view.revealed[:, :, None], view.counts[:, :, None], view.mine_count[None])
+
+    def one_pass(carry):
+        start, new_safe, new_mines = carry
+        tried = frontier[:, :, None] & (rank[:, :, None] == start + slots)  # [H, W, K, *b]
+        no = jnp.zeros_like(tried)
+        hyp_mines = mines[:, :, None] | jnp.concatenate([tried, no], axis=2)
+        hyp_safe = safe[:, :, None] | jnp.concatenate([no, tried], axis=2)
+
+        def propagate(carry):
+            hyp_safe, hyp_mines, bad, rounds, _ = carry
+            hc = _constraints(hyp_view, hyp_safe, hyp_mines)
+            bad = bad | _inconsistent(hc)
+            step_safe, step_mines = _layer1(hc)
+            step_safe, step_mines = step_safe & ~_cells(bad), step_mines & ~_cells(bad)
+            changed = _board_any(step_safe | step_mines)
+            return hyp_safe | step_safe, hyp_mines | step_mines, bad, rounds + 1, jnp.any(changed)
+
+        bad = jnp.zeros(hyp_safe.shape[2:], bool)
+        hyp_safe, hyp_mines, bad, _, _ = jax.lax.while_loop(
+            lambda carry: carry[4] & (carry[3] < solver_cfg.contradiction_rounds),
+            propagate,
+            (hyp_safe, hyp_mines, bad, jnp.int32(0), jnp.bool_(True)),
+        )
+        bad = bad | _inconsistent(_constraints(hyp_view, hyp_safe, hyp_mines))
+        mine_false, safe_false = bad[:size], bad[size:]
+        new_safe = new_safe | jnp.any(tried & mine_false[None, None], axis=2)
+        new_mines = new_mines | jnp.any(tried & safe_false[None, None], axis=2)
+        return start + size, new_safe, new_mines
+
+    def more(carry):
+        start, new_safe, new_mines = carry
+        return jnp.any((n_frontier > start) & ~_board_any(new_safe | new_mines))
+
+    no_cells = jnp.zeros_like(frontier)
+    _, new_safe, new_mines = jax.lax.while_loop(more, one_pass, (jnp.int32(0), no_cells, no_cells))
+    new_safe = new_safe & c.unknown
+    return new_safe, new_mines & c.unknown & ~new_safe
+
+
 def _record(forced: Forced, new_safe, new_mines, level) -> Forced:
     new = new_safe | new_mines
     return Forced(forced.safe | new_safe, forced.mines | new_mines, jnp.where(new, level, forced.layer))
@@ -397,6 +476,19 @@ def _deduce_from(
             new_safe = jnp.where(_cells(by_pairs), new_safe, global_safe)
             new_mines = jnp.where(_cells(by_pairs), new_mines, global_mines)
             level = jnp.where(by_pairs, level, jnp.int8(3))
+            if solver_cfg.contradiction_cells:
+                stuck = running & ~_board_any(new_safe | new_mines)
+
+                def by_contradiction():
+                    proved_safe, proved_mines = _contradiction(view, c, forced.safe, forced.mines, solver_cfg)
+                    return (
+                        jnp.where(_cells(stuck), proved_safe, new_safe),
+                        jnp.where(_cells(stuck), proved_mines, new_mines),
+                    )
+
+                new_safe, new_mines = jax.lax.cond(
+                    jnp.any(stuck), by_contradiction, lambda: (new_safe, new_mines)
+                )
         new_safe, new_mines = new_safe & _cells(running), new_mines & _cells(running)
         forced = _record(forced, new_safe, new_mines, _cells(level))
         return forced, running & _board_any(new_safe | new_mines), rounds + 1
