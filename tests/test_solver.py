@@ -231,6 +231,31 @@ def test_count_rule_marks_every_unknown_a_mine_when_mines_equal_unknowns():
     assert np.all(layer[:, 2] == 1) and np.all(layer[must_mine] == 3)
 
 
+def test_contradiction_proves_a_cell_that_pairs_and_the_count_miss():
+    # no single number, pair of numbers or count rule proves (4, 0); assuming it a mine,
+    # layer 1 from there (the 1 below clears (4, 1) and (5, 1), ...) ends at a number
+    # that cannot be satisfied, so (4, 0) is safe
+    state, must_safe, _ = board(
+        """
+        . . . . . .
+        . . . . 1 1
+        1 1 1 1 2 *
+        # * # # * #
+        s * 2 # # #
+        1 # # # # #
+        """
+    )
+    no_contradiction = SolverConfig(max_layer=3, contradiction_cells=0)
+    before = solver.batch_forced_moves(stack([state]), CFG, no_contradiction)
+    assert not np.any(np.asarray(before.safe[0] | before.mines[0])[must_safe])
+    forced = solver.batch_forced_moves(stack([state]), CFG, DEDUCE)
+    safe, layer = np.asarray(forced.safe[0]), np.asarray(forced.layer[0])
+    assert safe[must_safe].all() and np.all(layer[must_safe] == 3)
+    # sound: the proved cells agree with every layout consistent with the view
+    layouts = consistent_layouts(state).reshape(-1, CFG.H, CFG.W)
+    assert not np.any(layouts[:, safe]) and np.all(layouts[:, np.asarray(forced.mines[0])])
+
+
 # ----------------------------------------------------------------------------- actions
 
 
@@ -322,5 +347,9 @@ def test_flag_mines_flags_a_proved_mine_instead_of_guessing():
 def test_config_rejects_out_of_range_values():
     with pytest.raises(ValueError, match="max_layer"):
         SolverConfig(max_layer=5)
+    with pytest.raises(ValueError, match="contradiction_cells"):
+        SolverConfig(contradiction_cells=-1)
+    with pytest.raises(ValueError, match="contradiction_rounds"):
+        SolverConfig(contradiction_rounds=0)
     with pytest.raises(ValueError, match="safety_threshold"):
         SolverConfig(safety_threshold=1.5)
