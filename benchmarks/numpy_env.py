@@ -223,13 +223,14 @@ class NumpyMinesweeper:
         self.won |= won
 
         reward = cfg.progress_reward * new_safe - cfg.step_penalty
-        reward += np.where(won, cfg.win_reward, 0.0) + np.where(hit_mine, cfg.loss_reward, 0.0)
         if cfg.use_flag_shaping:
             shaping = np.where(on_mine, cfg.flag_correct_reward, cfg.flag_incorrect_reward)
             shaping = np.where(flag_was_set, -shaping, shaping) * self.first_click_done
             reward += np.where(toggle, shaping, 0.0)
         invalid = ~valid & ~was_done
         reward = np.where(invalid, -cfg.invalid_penalty, reward)
+        lost = hit_mine | (out_of_steps & ~won)
+        reward += np.where(won, cfg.win_reward, 0.0) + np.where(lost, cfg.loss_reward, 0.0)
         reward = np.where(was_done, 0.0, reward).astype(np.float32)
 
         done = self.done.copy()

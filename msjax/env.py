@@ -15,7 +15,8 @@ Choices the seed leaves open, fixed here:
   cell.
 * Every valid step costs ``step_penalty``. A reveal earns ``progress_reward`` per newly
   revealed safe cell (the cascade included, each cell counted once); the terminal step
-  adds ``win_reward`` or ``loss_reward`` on top of its own progress reward.
+  adds ``win_reward`` or ``loss_reward`` on top of its own progress reward. Reaching
+  ``max_steps`` ends the game as a loss, with ``loss_reward``.
 * With ``use_flag_shaping``, placing a flag earns ``flag_correct_reward`` on a mine and
   ``flag_incorrect_reward`` elsewhere; removing it pays the same amount back, so
   toggling a flag on and off nets zero. Before the first reveal there are no mines yet,
@@ -413,7 +414,6 @@ def _apply_action(
     done = state.done | hit_mine | won | out_of_steps
 
     reward = cfg.progress_reward * new_safe - cfg.step_penalty
-    reward = reward + jnp.where(won, cfg.win_reward, 0.0) + jnp.where(hit_mine, cfg.loss_reward, 0.0)
     if cfg.use_flag_shaping:
         on_mine = state.mine_mask.reshape(-1)[cell]
         shaping = jnp.where(on_mine, cfg.flag_correct_reward, cfg.flag_incorrect_reward)
@@ -422,6 +422,9 @@ def _apply_action(
         reward = reward + jnp.where(toggle, shaping, 0.0)
     invalid = ~valid & ~state.done
     reward = jnp.where(invalid, -cfg.invalid_penalty, reward)
+    # Running out of steps loses like a mine does, so stalling never beats trying.
+    lost = hit_mine | (out_of_steps & ~won)
+    reward = reward + jnp.where(won, cfg.win_reward, 0.0) + jnp.where(lost, cfg.loss_reward, 0.0)
     reward = jnp.where(state.done, 0.0, reward).astype(jnp.float32)
 
     next_state = state.replace(

@@ -265,11 +265,12 @@ def test_a_finished_game_ignores_further_actions():
 
 def test_max_steps_ends_the_game_as_a_loss():
     mines = board("* . . .")
-    cfg = config_for(mines, max_steps=3)
+    cfg = config_for(mines, max_steps=3, step_penalty=0.0)
     state = env.from_mines(mines, cfg)
     for i in range(3):
-        state, _, done, info = toggle_flag(state, 0, 3, cfg)
+        state, reward, done, info = toggle_flag(state, 0, 3, cfg)
     assert bool(done) and bool(info["lost"]) and not bool(state.won)
+    assert float(reward) == pytest.approx(cfg.loss_reward)
 
 
 # ----------------------------------------------------------------------------- flags and invalid actions
