@@ -460,6 +460,7 @@ def exact_gap(
     """
     from msjax import exact
 
+    del env_cfg  # the board size comes with the positions
     if isinstance(positions, Positions):
         states, probs = positions.states, positions.mine_probabilities
     else:
@@ -479,7 +480,6 @@ def exact_gap(
             continue
         hidden = ~revealed[i]
         gaps.append(np.abs(probs[i][hidden] - analysis.mine_prob[hidden]))
-    del env_cfg  # the board size comes with the positions
     if not gaps:
         return {"exact_gap": float("nan"), "exact_max_gap": float("nan"), "exact_positions": 0, "exact_cells": 0}
     cells = np.concatenate(gaps)
@@ -555,6 +555,8 @@ def _load(args: argparse.Namespace):
         raise UsageError(f"--batch-size {args.batch_size}: must be >= 1")
     if args.calibration_games < 0:
         raise UsageError(f"--calibration-games {args.calibration_games}: must be >= 0")
+    from msjax.checkpoint import CheckpointError
+
     try:
         if args.solver:
             cfg = play.board_config(args.board, args.safe_first_click)
@@ -564,12 +566,8 @@ def _load(args: argparse.Namespace):
         agent = load_agent(args.agent)
         cfg = play.board_config(args.board, args.safe_first_click, base=agent.env_cfg)
         return agent.for_board(cfg), cfg, f"agent {args.agent}"
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
         raise UsageError(str(error).splitlines()[0]) from error
-    except Exception as error:  # a missing or unreadable checkpoint
-        if type(error).__name__ == "CheckpointError":
-            raise UsageError(str(error).splitlines()[0]) from error
-        raise
 
 
 def _fmt(value: Any) -> str:

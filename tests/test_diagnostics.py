@@ -1,5 +1,6 @@
 """Diagnostics: avoidability on hand-built positions, calibration metrics, the CLI, baselines."""
 
+import dataclasses
 import json
 
 import jax
@@ -9,8 +10,8 @@ import pytest
 
 from msjax import diagnostics
 from msjax import env as ms_env
+from msjax import exact
 from msjax.evaluate import evaluate, random_agent
-from tiny_runs import saved_run
 
 CFG4 = ms_env.EnvConfig(H=4, W=4, mine_count=3)  # the mines of a position come from its drawing
 
@@ -153,20 +154,48 @@ def test_diagnose_plays_the_same_games_as_evaluate():
         np.testing.assert_equal(figures[name], value, err_msg=name)
 
 
-def test_cli_prints_a_table_and_a_json_line_for_a_saved_agent(tmp_path, capsys):
-    run = saved_run(tmp_path / "tiny")
+def test_cli_prints_a_table_and_a_json_line(capsys):
+    # the solver test's games: the compiled loop is reused
     status = diagnostics.main(
-        ["--agent", str(run), "--episodes", "24", "--batch-size", "8", "--calibration-games", "8"]
+        ["--solver", "--board", "5x5x4", "--episodes", "64", "--seed", "1", "--calibration-games", "0"]
     )
     out = capsys.readouterr().out.strip().splitlines()
     assert status == 0
-    assert out[0].startswith(f"agent {run} on 4x4x2 (opening start), 24 games")
+    assert out[0] == "solver on 5x5x4 (opening start), 64 games"
     assert any(line.strip().startswith("win rate") and "95% CI" in line for line in out)
     record = json.loads(out[-1])
-    assert record["episodes"] == 24 and record["board"] == "4x4x2"
-    for name in ("forced_guesses_per_game", "avoidable_mistakes", "auroc", "ece", "brier", "exact_gap"):
+    assert record["episodes"] == 64 and record["board"] == "5x5x4" and record["rule"] == "opening"
+    for name in ("win_rate", "win_rate_ci95", "guesses_per_game", "forced_guess_success_rate", "avoidable_mistakes"):
         assert name in record
-    assert record["exact_positions"] > 0 and 0.0 <= record["exact_gap"] <= 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DensityGuesser:
+    """Reveals a random hidden cell and believes every hidden cell holds the mean density."""
+
+    def act(self, state, key):
+        hidden = ~state.revealed.reshape(-1)
+        return jax.random.categorical(key, jnp.where(hidden, 0.0, -jnp.inf)).astype(jnp.int32)
+
+    def mine_probabilities(self, state):
+        hidden = ~state.revealed
+        return jnp.where(hidden, state.mine_count / jnp.sum(hidden), 0.0).astype(jnp.float32)
+
+
+def test_positions_carry_the_beliefs_and_exact_probabilities_close_the_gap():
+    positions = diagnostics.collect_positions(DensityGuesser(), CFG4, games=16, seed=0)
+    states = positions.states
+    assert bool(states.first_click_done.all()) and not bool(states.done.any())
+    figures = diagnostics.positions_calibration(positions)
+    assert figures["cells"] == int((~states.revealed).sum())
+    gap = diagnostics.exact_gap(DensityGuesser(), CFG4, positions)
+    assert gap["exact_positions"] > 0 and 0.0 < gap["exact_gap"] < 1.0
+    exact_probs = np.stack([
+        exact.analyse(r, np.where(r, c, 0), int(m)).mine_prob
+        for r, c, m in zip(np.asarray(states.revealed), np.asarray(states.counts), np.asarray(states.mine_count))
+    ])
+    perfect = positions._replace(mine_probabilities=jnp.asarray(exact_probs, jnp.float32))
+    assert diagnostics.exact_gap(DensityGuesser(), CFG4, perfect)["exact_gap"] < 1e-6
 
 
 @pytest.mark.parametrize(
