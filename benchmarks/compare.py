@@ -108,7 +108,8 @@ def markdown(rows: list[dict]) -> str:
         speed = f"{row['games_per_s']:.1f}" if "games_per_s" in row else ""
         rule = "opening start" if row["rule"] == "opening" else "safe first click"
         lines.append(
-            f"| {row['board']} | {rule} | {row['player']} | {games} | {100 * row['win_rate']:.1f} | {interval} | {speed} |"
+            f"| {row['board']} | {rule} | {row['player']} | {games} "
+            f"| {100 * row['win_rate']:.1f} | {interval} | {speed} |"
         )
     return "\n".join(lines)
 
@@ -121,7 +122,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--agent", action="append", default=[], metavar="RUN", help="an agent run (repeatable)")
     parser.add_argument("--games", type=int, default=5000, help="games per row of the JAX players and agents")
     parser.add_argument("--exact-games", type=int, default=None, help="games per exact row (default games/10)")
-    parser.add_argument("--quick", action="store_true", help=f"a smoke test: {QUICK['games']} games, {QUICK['exact_games']} exact")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"a smoke test: {QUICK['games']} games, {QUICK['exact_games']} exact"
+    )
     parser.add_argument("--workers", type=int, default=1, help="processes for the exact player")
     parser.add_argument("--batch", type=int, default=1024, help="boards per batch on the device")
     parser.add_argument("--chunk-steps", type=int, default=64, help="env steps per jitted chunk (baselines)")
@@ -131,7 +134,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.boards = [b for b in args.boards.split(",") if b]
     args.rules = [r for r in args.rules.split(",") if r]
     args.players = [p for p in args.players.split(",") if p]
-    for name, chosen, allowed in (("boards", args.boards, BOARDS), ("rules", args.rules, RULES), ("players", args.players, BASELINES)):
+    choices = (("boards", args.boards, BOARDS), ("rules", args.rules, RULES), ("players", args.players, BASELINES))
+    for name, chosen, allowed in choices:
         bad = [x for x in chosen if x not in allowed]
         if bad:
             parser.error(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")

@@ -582,7 +582,8 @@ def format_table(name: str, cfg: ms_env.EnvConfig, figures: dict[str, Any]) -> s
     low, high = figures["win_rate_ci95"]
     lines = [f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count} ({rule}), {figures['episodes']} games"]
     rows = [("win rate", f"{100 * figures['win_rate']:.2f}%  [95% CI {100 * low:.2f}, {100 * high:.2f}]")]
-    rows += [(key.replace("_", " "), _fmt(value)) for key, value in figures.items() if key not in ("win_rate", "win_rate_ci95", "episodes")]
+    shown_above = ("win_rate", "win_rate_ci95", "episodes")
+    rows += [(key.replace("_", " "), _fmt(value)) for key, value in figures.items() if key not in shown_above]
     width = max(len(label) for label, _ in rows)
     lines += [f"  {label:<{width}}  {value}" for label, value in rows]
     return "\n".join(lines)
