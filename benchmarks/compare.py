@@ -72,24 +72,6 @@ def agent_row(agent, board: str, rule: str, games: int, args: argparse.Namespace
     }
 
 
-def make_row(player: str, board: str, rule: str, result: dict) -> dict:
-    height, width, mines = BOARDS[board]
-    low, high = solver_winrate.wilson_interval(result["wins"], result["games"])
-    row = {
-        "player": player,
-        "board": f"{height}x{width}x{mines}",
-        "rule": rule,
-        "games": result["games"],
-        "wins": result["wins"],
-        "win_rate": result["wins"] / result["games"],
-        "ci_low": low,
-        "ci_high": high,
-        "games_per_s": round(result["games_per_s"], 2),
-    }
-    row.update({k: v for k, v in result.items() if k not in row})
-    return row
-
-
 def pseq_row(board: str, rule: str) -> dict:
     height, width, mines = BOARDS[board]
     rate = PSEQ[board][RULES[rule]] / 100
@@ -159,10 +141,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         for rule in args.rules:
             for player in args.players:
                 games = args.exact_games if player == "exact" else args.games
-                rows.append(make_row(player, board, rule, baseline_row(player, board, rule, games, args)))
+                rows.append(solver_winrate.make_row(player, board, rule, baseline_row(player, board, rule, games, args)))
                 print(f"# {player} {board} {rule}: {100 * rows[-1]['win_rate']:.1f}%", file=sys.stderr, flush=True)
             for name, agent in agents:
-                rows.append(make_row(name, board, rule, agent_row(agent, board, rule, args.games, args)))
+                rows.append(solver_winrate.make_row(name, board, rule, agent_row(agent, board, rule, args.games, args)))
                 print(f"# {name} {board} {rule}: {100 * rows[-1]['win_rate']:.1f}%", file=sys.stderr, flush=True)
             rows.append(pseq_row(board, rule))
     table = markdown(rows)

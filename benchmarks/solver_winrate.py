@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import sys
 import time
@@ -50,15 +49,25 @@ DEFAULT_GAMES = {"beginner": 20_000, "intermediate": 5_000, "expert": 5_000}
 QUICK_GAMES = {"exact": 200, "jax": 1_024, "layer1": 1_024, "random": 1_024}
 
 
-def wilson_interval(wins: int, games: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate, as fractions."""
-    if games == 0:
-        return 0.0, 1.0
-    p = wins / games
-    denom = 1 + z * z / games
-    centre = (p + z * z / (2 * games)) / denom
-    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+def make_row(player: str, board: str, rule: str, result: dict) -> dict:
+    """One table row (a JSON line) from a player's result: win rate with its 95% interval."""
+    from msjax.evaluate import wilson_interval
+
+    height, width, mines = BOARDS[board]
+    low, high = wilson_interval(result["wins"], result["games"])
+    row = {
+        "player": player,
+        "board": f"{height}x{width}x{mines}",
+        "rule": rule,
+        "games": result["games"],
+        "wins": result["wins"],
+        "win_rate": result["wins"] / result["games"],
+        "ci_low": low,
+        "ci_high": high,
+        "games_per_s": round(result["games_per_s"], 2),
+    }
+    row.update({k: v for k, v in result.items() if k not in row})
+    return row
 
 
 # ----------------------------------------------------------------------------- exact player
@@ -231,22 +240,9 @@ def main(argv: list[str] | None = None) -> None:
                     result = run_exact(board, rule, games, args.workers, args.seed, first_click)
                 else:
                     result = run_jax(player, board, rule, games, args.batch, args.seed, args.chunk_steps)
-                low, high = wilson_interval(result["wins"], result["games"])
-                height, width, mines = BOARDS[board]
-                row = {
-                    "player": player,
-                    "board": f"{height}x{width}x{mines}",
-                    "rule": rule,
-                    "games": result["games"],
-                    "wins": result["wins"],
-                    "win_rate": result["wins"] / result["games"],
-                    "ci_low": low,
-                    "ci_high": high,
-                    "games_per_s": round(result["games_per_s"], 2),
-                    "device": result["device"],
-                    "pseq": PSEQ[board][RULES[rule]] / 100,
-                }
-                row.update({k: v for k, v in result.items() if k not in row})
+                row = make_row(player, board, rule, result)
+                row["pseq"] = PSEQ[board][RULES[rule]] / 100
+                low, high = row["ci_low"], row["ci_high"]
                 rows.append(row)
                 print(
                     f"{player:8} {row['board']:13} {rule:8} {row['games']:>7} {100 * row['win_rate']:>6.2f}% "
