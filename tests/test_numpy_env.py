@@ -1,8 +1,5 @@
 """The NumPy baseline of the benchmark plays the same game as msjax.env."""
 
-import sys
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,9 +8,8 @@ import pytest
 from msjax import env
 from msjax.env import EnvConfig
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.env_throughput import random_valid_reveals  # noqa: E402
-from benchmarks.numpy_env import NumpyMinesweeper, neighbour_sum, random_hidden_cells  # noqa: E402
+from benchmarks.env_throughput import random_valid_reveals
+from benchmarks.numpy_env import NumpyMinesweeper, neighbour_sum, random_hidden_cells
 
 INFO_FIELDS = ("invalid", "new_revealed", "won", "lost", "steps", "revealed_fraction")
 
