@@ -19,7 +19,14 @@ The four layers follow seed 001's hybrid solver, done with whole-board array ops
    unknowns makes them all mines; and for each of the nine 3-spaced lattices of
    numbers (whose neighbourhoods are disjoint, so their missing mines add up exactly),
    the unknown cells outside their neighbourhoods hold exactly the rest of the mines,
-   which forces them when that rest is 0 or all of them.
+   which forces them when that rest is 0 or all of them. When neither pairs nor the
+   count prove anything, layer 3 ends with **proof by contradiction**: each frontier cell
+   (``contradiction_cells`` at a time) is assumed a mine, and separately safe, layer 1
+   runs from the assumption, and an assumption that leads to an impossible view (a
+   number with more proved mines than its value or fewer unknown cells than its missing
+   mines, or a broken mine count) proves the opposite. It finds chains that no pair of
+   numbers sees (on 6x6 test positions layers 1-3 without it find 98.8% of the certain
+   cells, with it 98.9%; its gain is on the long frontiers of the larger boards).
 4. **Probability guess**: loopy belief propagation over the number constraints (each
    factor's messages computed exactly from its <= 8 unknown neighbours) with a global
    mine-density prior whose odds are re-solved so that the expected mines match the
@@ -72,7 +79,8 @@ class SolverConfig:
 
     Attributes:
       max_layer: highest layer used, 1..4. 1 = single-cell rules, 2 = + subset
-        reasoning, 3 = + global mine count, 4 = + probability guess. Below 4 the
+        reasoning, 3 = + global mine count and proof by contradiction, 4 = + probability
+        guess. Below 4 the
         solver guesses uniformly among the unknown cells (layer 0).
       contradiction_cells: frontier cells layer 3's proof by contradiction tries per
         pass (each assumed a mine and, separately, safe); passes repeat over the next
@@ -858,10 +866,13 @@ def batch_solver_action(
     if solver_cfg.max_layer >= 2:
         # most boards find a safe cell within two rounds of layers 2-3; the few that run on
         # (towards a guess) continue in smaller chunks
-        def deduce_chunk(args, max_rounds):
+        # the proof by contradiction is costly: it runs last, only on the boards the
+        # other layers leave without a proved-safe cell (the same result as running it
+        # inside the rounds: it comes after layers 2 and 3 there too)
+        def deduce_chunk(args, max_rounds, cfg=dataclasses.replace(solver_cfg, contradiction_cells=0)):
             view, forced = args
             running = jnp.ones(view.mine_count.shape, bool)
-            return _deduce_from(view, forced, running, solver_cfg, True, max_rounds)
+            return _deduce_from(view, forced, running, cfg, True, max_rounds)
 
         needs_more = open_games & ~_board_any(forced.safe)
         forced, unfinished = _in_chunks(
@@ -872,6 +883,12 @@ def batch_solver_action(
             unfinished & ~_board_any(forced.safe), max(1, chunk_size // 4),
             functools.partial(deduce_chunk, max_rounds=0), (view, forced), (forced, unfinished),
         )
+        if solver_cfg.max_layer >= 3 and solver_cfg.contradiction_cells:
+            forced, _ = _in_chunks(
+                open_games & ~_board_any(forced.safe), max(1, chunk_size // 8),
+                functools.partial(deduce_chunk, max_rounds=0, cfg=solver_cfg),
+                (view, forced), (forced, unfinished),
+            )
 
     cell, layer, found = _safe_move(view, forced)
 
