@@ -19,7 +19,7 @@ from msjax.solver import SolverConfig
 
 CFG = EnvConfig(H=6, W=6, mine_count=5)  # the solver reads the mine count from the state
 LAYER1 = SolverConfig(max_layer=1)
-DEDUCE = SolverConfig(max_layer=3)
+DEDUCE = SolverConfig(max_layer=3, contradiction_cells=16)  # every deduction layer, all of layer 3
 
 
 # ----------------------------------------------------------------------------- boards
@@ -264,9 +264,10 @@ def test_solver_action_is_legal_and_batch_equals_vmap(positions):
     fresh = env.batch_reset(jax.random.key(3), CFG, 4)
     states = jax.tree.map(lambda *xs: jnp.concatenate(xs), positions, finished, fresh)
     keys = jax.random.split(jax.random.key(0), states.done.shape[0])
-    actions, layers = solver.batch_solver_action(states, keys, CFG, SolverConfig(), 16)
+    full = SolverConfig(contradiction_cells=16)  # every layer, the batch path's last stage too
+    actions, layers = solver.batch_solver_action(states, keys, CFG, full, 16)
     per_board = jax.jit(jax.vmap(solver.solver_action, in_axes=(0, 0, None, None)), static_argnums=(2, 3))
-    vmapped_actions, vmapped_layers = per_board(states, keys, CFG, SolverConfig())
+    vmapped_actions, vmapped_layers = per_board(states, keys, CFG, full)
     np.testing.assert_array_equal(actions, vmapped_actions)
     np.testing.assert_array_equal(layers, vmapped_layers)
     actions, layers, done = np.asarray(actions), np.asarray(layers), np.asarray(states.done)
@@ -298,7 +299,7 @@ def test_mine_probabilities_are_calibrated_to_the_mine_count(positions):
         positions, CFG
     )
     probability = np.asarray(probability)
-    forced = solver.batch_forced_moves(positions, CFG, DEDUCE)
+    forced = solver.batch_forced_moves(positions, CFG, SolverConfig(max_layer=3))  # the default deduction
     revealed = np.asarray(positions.revealed)
     assert np.all((probability >= 0) & (probability <= 1))
     assert np.all(probability[revealed] == 0)
