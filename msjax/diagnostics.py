@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import math
 import sys
@@ -66,22 +65,8 @@ class SolverAgent:
         return solver_lib.mine_probabilities(state, self.env_cfg, self.solver_cfg)
 
 
-def _call_act(agent: Any, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
-    return agent.act(state, key)
-
-
-def _call_agent(agent: Any, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
-    return agent(state, key)
-
-
-def _policy_of(agent: Any):
-    return _call_act if hasattr(agent, "act") else _call_agent
-
-
-def _is_array_pytree(agent: Any) -> bool:
-    """Agents whose leaves are all arrays are traced arguments (new weights, no recompile)."""
-    leaves = jax.tree.leaves(agent)
-    return bool(leaves) and all(isinstance(x, (jax.Array, np.ndarray)) for x in leaves)
+_call_act = evaluate_lib._call_act
+_is_array_pytree = evaluate_lib._is_array_pytree
 
 
 def _game_keys(seed: int, num_batches: int, batch_size: int) -> jax.Array:
@@ -227,16 +212,6 @@ def _diagnose_batch(agent, keys, cfg: ms_env.EnvConfig, max_steps: int, policy) 
     return games
 
 
-@functools.partial(jax.jit, static_argnames=("cfg", "max_steps", "policy"))
-def _diagnose_dynamic(agent, keys, cfg, max_steps, policy):
-    return _diagnose_batch(agent, keys, cfg, max_steps, policy)
-
-
-@functools.partial(jax.jit, static_argnames=("agent", "cfg", "max_steps", "policy"))
-def _diagnose_static(agent, keys, cfg, max_steps, policy):
-    return _diagnose_batch(agent, keys, cfg, max_steps, policy)
-
-
 def play_and_diagnose(
     agent: Any,
     env_cfg: ms_env.EnvConfig,
@@ -249,23 +224,7 @@ def play_and_diagnose(
     boards, plus the avoidability counters ``guesses``, ``forced_guesses``,
     ``forced_guesses_survived``, ``avoidable_guesses``, ``avoidable_mistakes`` and
     ``reveals_with_safe_available``."""
-    if episodes < 1:
-        raise ValueError(f"episodes={episodes} must be >= 1")
-    if batch_size < 1:
-        raise ValueError(f"batch_size={batch_size} must be >= 1")
-    max_steps = 4 * env_cfg.num_cells if max_steps is None else max_steps
-    if max_steps < 1:
-        raise ValueError(f"max_steps={max_steps} must be >= 1")
-    batch_size = min(batch_size, episodes)
-    num_batches = -(-episodes // batch_size)
-    keys = _game_keys(seed, num_batches, batch_size)
-    run = _diagnose_dynamic if _is_array_pytree(agent) else _diagnose_static
-    policy = _policy_of(agent)
-    batches = [
-        jax.device_get(run(agent, keys[i * batch_size : (i + 1) * batch_size], env_cfg, max_steps, policy))
-        for i in range(num_batches)
-    ]
-    return {name: np.concatenate([b[name] for b in batches])[:episodes] for name in batches[0]}
+    return evaluate_lib.play_in_batches(_diagnose_batch, agent, env_cfg, episodes, seed, batch_size, max_steps)
 
 
 def _ratio(numerator: float, denominator: float) -> float:

@@ -125,14 +125,55 @@ def _play_batch(
     }
 
 
-@functools.partial(jax.jit, static_argnames=("cfg", "max_steps", "policy"))
-def _play_dynamic(agent, keys, cfg, max_steps, policy):
-    return _play_batch(agent, keys, cfg, max_steps, policy)
+@functools.partial(jax.jit, static_argnames=("batch_fn", "cfg", "max_steps", "policy"))
+def _run_dynamic(agent, keys, *, batch_fn, cfg, max_steps, policy):
+    return batch_fn(agent, keys, cfg, max_steps, policy)
 
 
-@functools.partial(jax.jit, static_argnames=("agent", "cfg", "max_steps", "policy"))
-def _play_static(agent, keys, cfg, max_steps, policy):
-    return _play_batch(agent, keys, cfg, max_steps, policy)
+@functools.partial(jax.jit, static_argnames=("batch_fn", "agent", "cfg", "max_steps", "policy"))
+def _run_static(agent, keys, *, batch_fn, cfg, max_steps, policy):
+    return batch_fn(agent, keys, cfg, max_steps, policy)
+
+
+def policy_of(agent: Any) -> Callable:
+    """``policy(agent, state, key) -> action`` for an agent with ``.act`` or a plain callable."""
+    return _call_act if hasattr(agent, "act") else _call_agent
+
+
+def play_in_batches(
+    batch_fn: Callable,
+    agent: Any,
+    env_cfg: ms_env.EnvConfig,
+    episodes: int,
+    seed: int = 0,
+    batch_size: int = 1024,
+    max_steps: int | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-game results (numpy ``[episodes]``) of ``batch_fn`` run over jitted batches.
+
+    ``batch_fn(agent, keys[B], cfg, max_steps, policy) -> dict of [B] arrays`` plays one
+    game per key (``_play_batch``, or the diagnostics' richer twin). Game ``i`` is the same
+    board for every agent and every ``batch_size`` (its key is the ``i``-th split of
+    ``seed``), so agents can be compared game by game. An agent whose leaves are all arrays
+    is a traced argument (new weights, no recompile); any other is static.
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes={episodes} must be >= 1")
+    if batch_size < 1:
+        raise ValueError(f"batch_size={batch_size} must be >= 1")
+    max_steps = 4 * env_cfg.num_cells if max_steps is None else max_steps
+    if max_steps < 1:
+        raise ValueError(f"max_steps={max_steps} must be >= 1")
+    batch_size = min(batch_size, episodes)
+    num_batches = -(-episodes // batch_size)
+    keys = jax.random.split(jax.random.key(seed), num_batches * batch_size)
+    run = _run_dynamic if _is_array_pytree(agent) else _run_static
+    options = dict(batch_fn=batch_fn, cfg=env_cfg, max_steps=max_steps, policy=policy_of(agent))
+    batches = [
+        jax.device_get(run(agent, keys[i * batch_size : (i + 1) * batch_size], **options))
+        for i in range(num_batches)
+    ]
+    return {name: np.concatenate([b[name] for b in batches])[:episodes] for name in batches[0]}
 
 
 def play_games(
@@ -148,23 +189,7 @@ def play_games(
     Game ``i`` is the same board for every agent and every ``batch_size`` (its key is the
     ``i``-th split of ``seed``), so agents can be compared game by game.
     """
-    if episodes < 1:
-        raise ValueError(f"episodes={episodes} must be >= 1")
-    if batch_size < 1:
-        raise ValueError(f"batch_size={batch_size} must be >= 1")
-    max_steps = 4 * env_cfg.num_cells if max_steps is None else max_steps
-    if max_steps < 1:
-        raise ValueError(f"max_steps={max_steps} must be >= 1")
-    batch_size = min(batch_size, episodes)
-    num_batches = -(-episodes // batch_size)
-    keys = jax.random.split(jax.random.key(seed), num_batches * batch_size)
-    policy = _call_act if hasattr(agent, "act") else _call_agent
-    play = _play_dynamic if _is_array_pytree(agent) else _play_static
-    batches = [
-        jax.device_get(play(agent, keys[i * batch_size : (i + 1) * batch_size], env_cfg, max_steps, policy))
-        for i in range(num_batches)
-    ]
-    return {name: np.concatenate([b[name] for b in batches])[:episodes] for name in batches[0]}
+    return play_in_batches(_play_batch, agent, env_cfg, episodes, seed, batch_size, max_steps)
 
 
 def summarize(games: dict[str, np.ndarray]) -> dict[str, Any]:
