@@ -15,10 +15,13 @@ the first click is safe). First clicks are each player's own: the JAX solver use
 ``exact.default_first_click`` (corner with a safe first click; cell (2, 2) with an opening
 start), the random player clicks at random.
 
-JAX players run ``--batch`` boards at once: ``vmap`` over the policy and
+JAX players run ``--batch`` boards at once: the batched policy (the solver remembering its proofs between moves,
+``solver.batch_solver_play``) and
 ``msjax.env.batch_step`` (which auto-resets finished boards) inside a jitted ``lax.scan``.
-Each board slot counts only its first ``games / batch`` games, so long games are not
-under-counted at the cut-off. games/s excludes the compile (timed separately).
+Each board slot scores only its first ``games / batch`` games, so long games are not
+under-counted at the cut-off; games/s counts every game finished in the timed run (slots
+play on while the slowest one finishes its quota) and excludes the compile (timed
+separately).
 
 Output: a table beside the published PSEQ figures (Tu et al. 2017), then one JSON line per
 row. Example:
@@ -29,6 +32,7 @@ row. Example:
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import multiprocessing
 import sys
@@ -121,33 +125,37 @@ def run_exact(board: str, rule: str, games: int, workers: int, seed: int, first_
 # ----------------------------------------------------------------------------- JAX players
 
 
-def _jax_policy(player: str, env_cfg):
-    """(states, keys) -> actions int32[B] for a batch of boards."""
+def _jax_policy(player: str, env_cfg, solver_options: dict | None = None):
+    """``(policy, memory_of)``: ``policy(states, keys, memory) -> (actions int32[B], memory)``
+    for a batch of boards, and ``memory_of(states)``, the policy's starting memory."""
     import jax
     import jax.numpy as jnp
 
-    from msjax import env
-
     if player == "random":
 
-        def policy(state, key):
+        def one_board(state, key):
             hidden = ~state.revealed.reshape(-1)
             return jax.random.categorical(key, jnp.where(hidden, 0.0, -jnp.inf)).astype(jnp.int32)
 
-        return jax.vmap(policy)
+        return (lambda states, keys, memory: (jax.vmap(one_board)(states, keys), memory)), lambda states: ()
     from msjax import solver
 
-    solver_cfg = solver.SolverConfig(max_layer=1) if player == "layer1" else solver.SolverConfig()
+    options = dict(solver_options or {}, **({"max_layer": 1} if player == "layer1" else {}))
+    solver_cfg = solver.SolverConfig(**options)
 
-    def policy(states, keys):  # the batched path: same moves as vmap(solver_action), faster
-        actions, _ = solver.batch_solver_action(states, keys, env_cfg, solver_cfg)
-        return actions
+    def policy(states, keys, memory):  # the batched path, remembering its proofs
+        actions, _, memory = solver.batch_solver_play(states, keys, memory, env_cfg, solver_cfg)
+        return actions, memory
 
-    del env
-    return policy
+    return policy, solver.empty_memory
 
 
-def run_jax(player: str, board: str, rule: str, games: int, batch: int, seed: int, chunk_steps: int) -> dict:
+def run_jax(
+    player: str, board: str, rule: str, games: int, batch: int, seed: int, chunk_steps: int,
+    solver_options: dict | None = None,
+) -> dict:
+    """Plays ``games`` games of ``player`` (random, layer1 or jax) in batches of ``batch``;
+    ``solver_options`` are ``SolverConfig`` fields for the solver players."""
     import jax
     import jax.numpy as jnp
 
@@ -157,19 +165,19 @@ def run_jax(player: str, board: str, rule: str, games: int, batch: int, seed: in
     env_cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=RULES[rule])
     batch = min(batch, games)
     quota = -(-games // batch)
-    policy = _jax_policy(player, env_cfg)
+    policy, memory_of = _jax_policy(player, env_cfg, solver_options)
 
     @jax.jit
     def play_chunk(carry):
         def one_step(carry, _):
-            states, key, finished, wins = carry
+            states, memory, key, finished, wins = carry
             key, act_key = jax.random.split(key)
-            actions = policy(states, jax.random.split(act_key, batch))
+            actions, memory = policy(states, jax.random.split(act_key, batch), memory)
             states, _, done, info = env.batch_step(states, actions, env_cfg)
             counted = done & (finished < quota)
             wins = wins + (counted & info["won"]).astype(jnp.int32)
             finished = finished + done.astype(jnp.int32)
-            return (states, key, finished, wins), None
+            return (states, memory, key, finished, wins), None
 
         carry, _ = jax.lax.scan(one_step, carry, None, length=chunk_steps)
         return carry
@@ -178,22 +186,24 @@ def run_jax(player: str, board: str, rule: str, games: int, batch: int, seed: in
     reset_key, play_key = jax.random.split(key)
     states = env.batch_reset(reset_key, env_cfg, batch)
     zeros = jnp.zeros(batch, jnp.int32)
-    carry = (states, play_key, zeros, zeros)
+    carry = (states, memory_of(states), play_key, zeros, zeros)
     compile_start = time.perf_counter()
     compiled = play_chunk.lower(carry).compile()
     compile_s = time.perf_counter() - compile_start
     start = time.perf_counter()
     while True:
         carry = compiled(carry)
-        if int(jnp.min(carry[2])) >= quota:
+        if int(jnp.min(carry[3])) >= quota:
             break
     elapsed = time.perf_counter() - start
-    finished = np.minimum(np.asarray(carry[2]), quota)
+    finished = np.minimum(np.asarray(carry[3]), quota)
     return {
         "games": int(finished.sum()),
-        "wins": int(np.asarray(carry[3]).sum()),
-        # Slots keep playing past their quota; count only the games that were scored.
-        "games_per_s": float(finished.sum()) / elapsed,
+        "wins": int(np.asarray(carry[4]).sum()),
+        # Slots keep playing past their quota while the slowest slot finishes: those games
+        # are played to the end but not scored (the win rate counts each slot's first
+        # ``quota`` games only, so long games are not under-counted), and count in games/s.
+        "games_per_s": float(np.asarray(carry[3]).sum()) / elapsed,
         "device": jax.devices()[0].platform,
         "compile_s": compile_s,
         "batch": batch,
@@ -215,6 +225,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chunk-steps", type=int, default=64, help="env steps per jitted chunk")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--first-click", default=None, help="R,C: the exact player's first click on every board")
+    parser.add_argument(
+        "--solver", default="", metavar="FIELD=VALUE,...",
+        help="SolverConfig fields for the JAX solver players, e.g. contradiction_cells=16,bp_iterations=8",
+    )
     args = parser.parse_args(argv)
 
     players = [p for p in args.players.split(",") if p]
@@ -226,6 +240,10 @@ def main(argv: list[str] | None = None) -> None:
             raise ValueError(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")
 
     first_click = tuple(int(x) for x in args.first_click.split(",")) if args.first_click else None
+    solver_options = {}
+    for item in filter(None, args.solver.split(",")):
+        name, _, value = item.partition("=")
+        solver_options[name.strip()] = ast.literal_eval(value.strip())
     rows = []
     header = f"{'player':8} {'board':13} {'rule':8} {'games':>7} {'win %':>7} {'95% CI':>15} {'games/s':>9} {'PSEQ %':>7}"
     print(header)
@@ -239,7 +257,9 @@ def main(argv: list[str] | None = None) -> None:
                 if player == "exact":
                     result = run_exact(board, rule, games, args.workers, args.seed, first_click)
                 else:
-                    result = run_jax(player, board, rule, games, args.batch, args.seed, args.chunk_steps)
+                    result = run_jax(
+                        player, board, rule, games, args.batch, args.seed, args.chunk_steps, solver_options
+                    )
                 row = make_row(player, board, rule, result)
                 row["pseq"] = PSEQ[board][RULES[rule]] / 100
                 low, high = row["ci_low"], row["ci_high"]

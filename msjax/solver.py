@@ -286,13 +286,54 @@ def _in_box(offset: tuple[int, int], centre: tuple[int, int]) -> bool:
     return abs(offset[0] - centre[0]) <= 1 and abs(offset[1] - centre[1]) <= 1
 
 
+def _reduce_by_subsets(c: _Constraints) -> tuple[jax.Array, jax.Array]:
+    """Each number's constraint less the other numbers' constraints that lie inside it.
+
+    Going over the 24 offsets in order, a number ``Y`` drops the unknown cells of a number
+    ``X`` when all of them are among the cells ``Y`` still keeps, and ``X``'s missing
+    mines with them: ``Y``'s kept cells hold exactly ``Y``'s reduced need. Several
+    disjoint ``X`` can come out of one ``Y`` (a 2 with a 1-pair on each side leaves a
+    single cell with no mine: a deduction no pair of numbers makes). Of two numbers with
+    equal cells only the later one (row-major) drops the other, so every original
+    constraint is still implied by the reduced ones (each ``Y`` is its kept part plus
+    smaller, or earlier, constraints).
+
+    Belief propagation runs on the reduced constraints: nested and equal cell sets are
+    short loops in which it counts the same evidence twice (on a 50/50 pair seen by two
+    equal numbers it went to 0 and 1).
+
+    Returns:
+      (kept, need): int32[H, W, *b] bits over ``BOX_OFFSETS`` (bit i: the cell at
+      ``BOX_OFFSETS[i]`` is kept; 0 off the active numbers), and int32[H, W, *b], the
+      mines the kept cells hold.
+    """
+    unknown_pad = _pad(c.unknown, False)
+    kept = sum(
+        jnp.where(c.active & _take(unknown_pad, *o), 1 << i, 0) for i, o in enumerate(BOX_OFFSETS) if o != (0, 0)
+    )
+    need = c.need
+    unk_pad, need_pad, active_pad = _pad(c.unk, 0), _pad(c.need, 0), _pad(c.active, False)
+    for d in PAIR_OFFSETS:
+        in_x = [i for i, o in enumerate(BOX_OFFSETS) if _in_box(o, d) and o != (0, 0)]
+        shared = sum((kept >> i) & 1 for i in in_x)
+        size = _take(unk_pad, *d)
+        earlier = d < (0, 0)  # X comes first in row-major order
+        smaller = size <= c.unk if earlier else size < c.unk
+        inside = c.active & _take(active_pad, *d) & (size > 0) & (shared == size) & smaller
+        kept = jnp.where(inside, kept & ~sum(1 << i for i in in_x), kept)
+        need = jnp.where(inside, need - _take(need_pad, *d), need)
+    return _materialize((kept, need))
+
+
 def _layer2(c: _Constraints) -> tuple[jax.Array, jax.Array]:
     """Subset reasoning between numbers up to two cells apart: (new_safe, new_mines).
 
     For a number A and a number B = A + d, the verdicts on A's own cells (XA) and on the
     shared cells (S) are computed at A's position as bits of a 3x3 mask (bit i = the cell
     at ``A + BOX_OFFSETS[i]``; bits 0-8 safe, 9-17 mines), OR-ed over the 24 offsets,
-    then spread to the cells they speak of. XB is A's XA for the offset -d.
+    then spread to the cells they speak of. XB is A's XA for the offset -d. The numbers'
+    constraints less the numbers inside them (``_reduce_by_subsets``) add their own
+    verdicts: none left to place makes the kept cells safe, as many as them makes them mines.
     """
     unknown = _pad(c.unknown.astype(jnp.int32), 0)
     need_pad, unk_pad, active_pad = _pad(c.need, 0), _pad(c.unk, 0), _pad(c.active, False)
@@ -318,6 +359,13 @@ def _layer2(c: _Constraints) -> tuple[jax.Array, jax.Array]:
             | jnp.where(only_a_mines, only_a_bits << 9, 0)
             | jnp.where(shared_mines, shared_bits << 9, 0)
         )
+    kept, need = _reduce_by_subsets(c)
+    size = sum((kept >> i) & 1 for i in range(len(BOX_OFFSETS)))
+    verdicts = (
+        verdicts
+        | jnp.where((kept != 0) & (need == 0), kept, 0)
+        | jnp.where((kept != 0) & (need == size), kept << 9, 0)
+    )
     verdicts = _pad(_materialize(verdicts), 0)  # else computed again in each of 9 spreads
     heard = jnp.zeros(c.need.shape, jnp.int32)
     for i, o in enumerate(BOX_OFFSETS):  # the cell A + o hears bit i of A's verdicts
@@ -619,9 +667,9 @@ def _belief_propagation(c: _Constraints, solver_cfg: SolverConfig) -> jax.Array:
     re-solved after every sweep so that the expected number of mines equals the mines
     left (the global count in its grand-canonical form).
     """
-    unknown_pad = _pad(c.unknown, False)
-    edges = [c.active & _take(unknown_pad, *d) for d in NEIGHBOUR_OFFSETS]
-    need_is = [c.need == k for k in range(len(NEIGHBOUR_OFFSETS) + 1)]
+    kept, need = _reduce_by_subsets(c)
+    edges = [(kept & (1 << BOX_OFFSETS.index(d))) != 0 for d in NEIGHBOUR_OFFSETS]
+    need_is = [need == k for k in range(len(NEIGHBOUR_OFFSETS) + 1)]
     n_unknown = jnp.maximum(_board_sum(c.unknown), 1)
     density = jnp.clip(c.remaining / n_unknown, 1e-6, 1 - 1e-6).astype(jnp.float32)
     damping = solver_cfg.bp_damping
@@ -835,28 +883,58 @@ def _in_chunks(need: jax.Array, chunk_size: int, fn, inputs, outputs):
     return outputs
 
 
-@functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def batch_solver_action(
+class SolverMemory(NamedTuple):
+    """What the solver proved on each board of a batch, carried from move to move.
+
+    A proved cell stays proved while its game lasts (the view only grows), so a board
+    with a proved-safe cell left needs no deduction at all on its next move. Boards whose
+    game changed since the last move (another ``key``, nothing revealed, or finished)
+    start from nothing, so the memory stays right when the env auto-resets a board or
+    another player moves in between.
+
+    Attributes:
+      safe, mines: bool[B, H, W], proved cells (``Forced``'s fields).
+      layer: int8[B, H, W], the layer that proved each.
+      game: uint32[B, k], the key data of the game the memory belongs to.
+    """
+
+    safe: jax.Array
+    mines: jax.Array
+    layer: jax.Array
+    game: jax.Array
+
+
+def empty_memory(states: EnvState) -> SolverMemory:
+    """A memory that knows nothing, for ``states`` with a leading batch axis ``[B]``."""
+    empty = jnp.zeros_like(states.revealed)
+    return SolverMemory(empty, empty, jnp.zeros(empty.shape, jnp.int8), jnp.zeros_like(_game_id(states)))
+
+
+def _game_id(states: EnvState) -> jax.Array:
+    data = jax.random.key_data(states.key)
+    return data.reshape(data.shape[0], -1)
+
+
+@functools.partial(jax.jit, static_argnums=(3, 4, 5))
+def batch_solver_play(
     states: EnvState,
     keys: jax.Array,
+    memory: SolverMemory,
     cfg: EnvConfig,
     solver_cfg: SolverConfig = SolverConfig(),
     chunk_size: int = 0,
-) -> tuple[jax.Array, jax.Array]:
-    """``jax.vmap(solver_action)`` (same results), several times faster on large batches.
+) -> tuple[jax.Array, jax.Array, SolverMemory]:
+    """``batch_solver_action`` that remembers its proofs between moves: the fast way to
+    play whole games (``SolverMemory``; start from ``empty_memory(states)``).
 
-    Boards are laid out cell-major; layer 1 runs on every board; only the boards it leaves
-    without a proved-safe cell go on, gathered ``chunk_size`` at a time (default: a
-    eighth of the batch, at least 64), to layers 2-3, and only those still without one to
-    the layer-4 guess (chunks half that size).
-
-    Args:
-      states: ``EnvState`` with a leading batch axis ``[B]``.
-      keys: ``[B]`` PRNG keys.
-      cfg, solver_cfg: static configs; chunk_size: static.
+    A board still holding a proved-safe cell from an earlier move plays it without any
+    deduction; the others go through the layers, starting from the proved mines. The
+    moves are legal and sound like ``solver_action``'s, though which safe cell comes
+    first may differ. Deductions are sound whatever the memory holds of the current
+    game, so the win rate is the same.
 
     Returns:
-      ``(actions int32[B], layers int32[B])``.
+      ``(actions int32[B], layers int32[B], memory)``.
     """
     num_boards = states.done.shape[0]
     chunk_size = chunk_size or max(64, num_boards // 8)
@@ -864,7 +942,12 @@ def batch_solver_action(
     flags = jnp.moveaxis(states.flags, 0, -1)
     opening = ~_board_any(view.revealed)
     open_games = ~states.done & ~opening
-    forced = _layer1_fixpoint(view, _empty_forced(view), open_games, stop_at_safe=True)
+    game = _game_id(states)
+    same_game = _cells(open_games & jnp.all(game == memory.game, axis=1))
+    known = jax.tree.map(lambda x: jnp.moveaxis(x, 0, -1), (memory.safe, memory.mines, memory.layer))
+    safe, mines = known[0] & same_game & ~view.revealed, known[1] & same_game
+    forced = Forced(safe, mines, jnp.where(safe | mines, known[2], jnp.int8(0)))
+    forced = _layer1_fixpoint(view, forced, open_games, stop_at_safe=True)
 
     if solver_cfg.max_layer >= 2:
         # most boards find a safe cell within two rounds of layers 2-3; the few that run on
@@ -903,7 +986,37 @@ def batch_solver_action(
     action, layer = _in_chunks(
         needs_guess, max(1, chunk_size // 4), guess_chunk, (view, forced, flags, keys), (cell, layer)
     )
-    return _finish(action, layer, view, states.done, cfg, solver_cfg)
+    action, layer = _finish(action, layer, view, states.done, cfg, solver_cfg)
+    memory = SolverMemory(*(jnp.moveaxis(x, -1, 0) for x in forced), game)
+    return action, layer, memory
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3, 4))
+def batch_solver_action(
+    states: EnvState,
+    keys: jax.Array,
+    cfg: EnvConfig,
+    solver_cfg: SolverConfig = SolverConfig(),
+    chunk_size: int = 0,
+) -> tuple[jax.Array, jax.Array]:
+    """``jax.vmap(solver_action)`` (same results), several times faster on large batches.
+
+    Boards are laid out cell-major; layer 1 runs on every board; only the boards it leaves
+    without a proved-safe cell go on, gathered ``chunk_size`` at a time (default: a
+    eighth of the batch, at least 64), to layers 2-3, and only those still without one to
+    the layer-4 guess (chunks a quarter of that size). ``batch_solver_play`` is the same with a
+    memory of earlier proofs (faster over whole games).
+
+    Args:
+      states: ``EnvState`` with a leading batch axis ``[B]``.
+      keys: ``[B]`` PRNG keys.
+      cfg, solver_cfg: static configs; chunk_size: static.
+
+    Returns:
+      ``(actions int32[B], layers int32[B])``.
+    """
+    actions, layers, _ = batch_solver_play(states, keys, empty_memory(states), cfg, solver_cfg, chunk_size)
+    return actions, layers
 
 
 # ----------------------------------------------------------------------------- play_game
