@@ -39,24 +39,27 @@ def initialize(
     """Joins a multi-process run through ``jax.distributed.initialize``; call before any
     other JAX work. Returns whether it did.
 
-    With no arguments it joins only when JAX's own environment variables name a
-    coordinator (``JAX_COORDINATOR_ADDRESS``; on Slurm, Open MPI and cloud TPU JAX finds
-    the cluster itself when ``jax.distributed.initialize()`` is called there). On the CPU
-    backend the cross-process collectives are gloo's.
+    Either all three arguments are given, or ``coordinator="auto"`` alone lets JAX find
+    the cluster (Slurm, Open MPI, Kubernetes, Cloud TPU), as does calling with none while
+    ``JAX_COORDINATOR_ADDRESS`` is set; with none and no such variable it does nothing.
+    On the CPU backend the cross-process collectives are gloo's.
 
     Args:
-      coordinator: ``HOST:PORT`` of process 0's coordinator service.
+      coordinator: ``HOST:PORT`` of process 0's coordinator service, or ``"auto"``.
       num_processes: processes in the run, >= 1.
       process_id: this process's index in ``[0, num_processes)``.
     """
     given = (coordinator, num_processes, process_id)
-    if all(value is None for value in given):
+    if coordinator == "auto" and num_processes is None and process_id is None:
+        coordinator = None
+    elif all(value is None for value in given):
         if not os.environ.get("JAX_COORDINATOR_ADDRESS"):
             return False
     elif any(value is None for value in given):
         raise ValueError(
-            "--coordinator, --num-processes and --process-id go together; got "
-            f"coordinator={coordinator!r}, num_processes={num_processes!r}, process_id={process_id!r}"
+            "--coordinator, --num-processes and --process-id go together (or --coordinator auto "
+            f"alone); got coordinator={coordinator!r}, num_processes={num_processes!r}, "
+            f"process_id={process_id!r}"
         )
     else:
         if num_processes < 1:

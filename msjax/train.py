@@ -15,7 +15,8 @@ Command line (the Flax examples' override convention)::
 
 Training runs data-parallel on every visible device (``run.num_devices``, 0 = all;
 ``msjax.distributed``). The three last flags start one process of a multi-host run
-(``jax.distributed.initialize``; JAX's own cluster environment variables work too);
+(``jax.distributed.initialize``; ``--coordinator auto`` alone lets JAX detect a Slurm,
+Open MPI or Kubernetes cluster);
 every process runs the same command with its own ``--process-id``, all take part in
 the computation and in writing checkpoints, and only process 0 logs, prints and writes
 the run's other files.
@@ -79,7 +80,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", help="config file (configs/small.py) or a name in configs/ (small)")
     parser.add_argument("--workdir", help="run directory (default: the config's run.workdir)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --workdir")
-    parser.add_argument("--coordinator", help="HOST:PORT of process 0, for a multi-process run")
+    parser.add_argument(
+        "--coordinator", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
+    )
     parser.add_argument("--num-processes", type=int, help="processes in a multi-process run")
     parser.add_argument("--process-id", type=int, help="this process's index, 0..num-processes-1")
     args, rest = parser.parse_known_args(argv)
