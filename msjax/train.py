@@ -16,10 +16,9 @@ Command line (the Flax examples' override convention)::
 Training runs data-parallel on every visible device (``run.num_devices``, 0 = all;
 ``msjax.distributed``). The three last flags start one process of a multi-host run
 (``jax.distributed.initialize``; ``--coordinator auto`` alone lets JAX detect a Slurm,
-Open MPI or Kubernetes cluster);
-every process runs the same command with its own ``--process-id``, all take part in
-the computation and in writing checkpoints, and only process 0 logs, prints and writes
-the run's other files.
+Open MPI or Kubernetes cluster): every process runs the same command with its own
+``--process-id``, all take part in the computation and in writing checkpoints, and only
+process 0 logs, prints and writes the run's other files.
 
 The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard),
 ``checkpoints/`` and ``final_eval.json``. ``--resume`` continues from the latest
