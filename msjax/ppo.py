@@ -36,7 +36,6 @@ import flax
 import jax
 import jax.numpy as jnp
 import optax
-
 from jax.sharding import Mesh, PartitionSpec
 
 from msjax import distributed
@@ -423,9 +422,11 @@ def make_train_chunk(
 
     The input state is donated. With a ``mesh``, the state must be placed as
     ``distributed.state_shardings`` says (``init_train_state(..., mesh=mesh)`` does), and
-    ``num_envs`` must split evenly over the mesh's devices. ``metrics`` maps each name to float32[num_updates]:
-    loss, policy_loss, value_loss, entropy, mine_bce, approx_kl, clip_frac, grad_norm
-    and lr (means over the update's minibatches), and from the rollout mean_reward,
+    ``num_envs`` must split evenly over the mesh's devices.
+
+    ``metrics`` maps each name to float32[num_updates]: loss, policy_loss, value_loss,
+    entropy, mine_bce, approx_kl, clip_frac, grad_norm and lr (means over the update's
+    minibatches), and from the rollout mean_reward,
     episodes_finished, win_rate_train (games won / games finished), invalid_rate,
     frontier_only (1 while the frontier mask is on) and off_frontier_rate (reveals off
     the frontier while one existed, per step).
@@ -436,6 +437,8 @@ def make_train_chunk(
         distributed.check_divides("ppo.num_envs", ppo_cfg.num_envs, mesh)
     model = models.make_model(model_cfg)
     optimizer = make_optimizer(ppo_cfg)
+    # The env step gates work on its whole batch (any board finished, pending cascades);
+    # each device runs it on its own boards.
     step_boards = distributed.per_device(lambda states, actions: ms_env.batch_step(states, actions, env_cfg), mesh)
     lr_schedule = make_lr_schedule(ppo_cfg)
     observe_boards = jax.vmap(ms_env.observe, in_axes=(0, None))

@@ -18,11 +18,12 @@ import sys
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from msjax import agent as agent_lib
-from msjax import distributed
+from msjax import distributed, ppo
 from msjax.config import RunConfig
 
 TESTS = Path(__file__).resolve().parent
@@ -212,3 +213,28 @@ def test_multi_process_flags_are_checked_before_joining(flags, message):
 def test_without_flags_or_environment_no_cluster_is_joined(monkeypatch):
     monkeypatch.delenv("JAX_COORDINATOR_ADDRESS", raising=False)
     assert distributed.initialize() is False
+
+
+# ----------------------------------------------------------------------------- minibatches
+
+
+def test_minibatches_hold_every_sample_once_and_the_same_steps_of_every_board():
+    num_steps, num_boards, mini_batches = 6, 4, 3
+    step_index = np.arange(num_steps)[:, None].repeat(num_boards, axis=1)  # [T, N]
+    board_index = np.arange(num_boards)[None, :].repeat(num_steps, axis=0)
+    fields = {name: None for name in ppo.Batch.__dataclass_fields__}
+    rollout = ppo.Batch(**{**fields, "action": jnp.asarray(step_index), "value": jnp.asarray(board_index)})
+    minibatches = ppo.shuffled_minibatches(rollout, jax.random.key(0), mini_batches)
+    steps, boards = np.asarray(minibatches.action), np.asarray(minibatches.value)
+    assert steps.shape == (mini_batches, num_boards * num_steps // mini_batches)
+    for m in range(mini_batches):  # every board contributes T/M steps to every minibatch
+        assert np.all(np.bincount(boards[m], minlength=num_boards) == num_steps // mini_batches)
+    pairs = {(int(s), int(b)) for s, b in zip(steps.ravel(), boards.ravel())}
+    assert len(pairs) == num_steps * num_boards  # each (step, board) sample exactly once
+    unshuffled = np.tile(np.arange(num_steps // mini_batches), num_boards)
+    assert not np.array_equal(steps[0], unshuffled)
+
+
+def test_mini_batches_must_divide_the_rollout_length():
+    with pytest.raises(ValueError, match=r"mini_batches=3 must divide steps_per_env=8"):
+        ppo.PPOConfig(num_envs=6, steps_per_env=8, mini_batches=3)
