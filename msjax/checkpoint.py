@@ -204,11 +204,26 @@ class Checkpoints:
         metrics = self._manager.metrics(step)
         return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
 
-    def restore(self, step: int, template: Any) -> Any:
+    def restore(self, step: int, template: Any, shardings: Any = None) -> Any:
         """Checkpoint ``step``'s state, restored into the structure, shapes and dtypes of
-        ``template`` (a state of the same stage and config, concrete or abstract)."""
+        ``template`` (a state of the same stage and config, concrete or abstract).
+
+        ``shardings`` (a pytree like ``template`` of ``jax.sharding.Sharding``, e.g.
+        ``distributed.state_shardings``) restores each array straight into its place on
+        a mesh, whatever the mesh it was saved from; without it the arrays come back on
+        this process's first device (also whatever the devices it was saved from).
+        """
         self._require(step)
         abstract = jax.eval_shape(keys_to_data, template)
+        # Always name the target devices: Orbax otherwise reuses the saved shardings,
+        # which fail on another set of devices.
+        local = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+        targets = jax.tree.map(lambda _: local, abstract) if shardings is None else shardings
+        abstract = jax.tree.map(
+            lambda leaf, sharding: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding),
+            abstract,
+            targets,
+        )
         self._check_stored_shapes(step, abstract)
         try:
             restored = self._manager.restore(
@@ -220,6 +235,8 @@ class Checkpoints:
                 f"(damaged, or saved by a different config): {type(err).__name__}: {err}"
             ) from err
         _check_matches(restored, abstract, self.path(step))
+        if shardings is not None:
+            return keys_from_data(restored, template)
         # Orbax returns arrays committed to a device; fresh states are uncommitted, and
         # jit compiles separately for each, so a resumed run would recompile its chunks.
         restored = jax.tree.map(lambda x: jnp.asarray(np.asarray(x)), restored)

@@ -50,6 +50,8 @@ class RunConfig:
       workdir: the run directory used when ``--workdir`` is not given.
       tensorboard: also write TensorBoard event files under ``workdir/tb``.
       progress_bar: show a tqdm progress bar.
+      num_devices: devices the training stages run on, data-parallel (0 = all devices of
+        every process); ``ppo.num_envs`` and ``imitation.num_envs`` must divide by it.
     """
 
     seed: int = 0
@@ -63,9 +65,10 @@ class RunConfig:
     workdir: str = "runs/default"
     tensorboard: bool = True
     progress_bar: bool = True
+    num_devices: int = 0
 
     def __post_init__(self):
-        for name in ("seed", "eval_every_updates", "checkpoint_every_updates"):
+        for name in ("seed", "eval_every_updates", "checkpoint_every_updates", "num_devices"):
             _check_int(self, name, low=0)
         positive = ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints")
         for name in positive:

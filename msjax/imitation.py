@@ -23,7 +23,9 @@ measured), and those misses cost most of its lost games.
 
 Loss = policy loss + ``aux_mine_weight`` * BCE. States, labels and the update run in one
 jitted chunk of ``num_updates`` updates (an outer ``lax.scan``), seeded and compiled
-like PPO.
+like PPO, and data-parallel like PPO when given a ``Mesh``: boards split over the
+devices (the solver and the game step run on each device's own boards), parameters
+replicated, gradients averaged over all boards' states.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ import flax
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh
 
+from msjax import distributed
 from msjax import env as ms_env
 from msjax import models, ppo, solver
 
@@ -172,8 +176,13 @@ def init_imitation_state(
     env_cfg: ms_env.EnvConfig,
     model_cfg: models.ModelConfig,
     il_cfg: ImitationConfig,
+    mesh: Mesh | None = None,
 ) -> ImitationState:
-    """Fresh parameters and optimizer, and ``num_envs`` new boards."""
+    """Fresh parameters and optimizer, and ``num_envs`` new boards (split over the
+    devices of ``mesh``, when given)."""
+    if mesh is not None:
+        distributed.check_divides("imitation.num_envs", il_cfg.num_envs, mesh)
+        return distributed.place(init_imitation_state(key, env_cfg, model_cfg, il_cfg), mesh)
     param_key, env_key, run_key = jax.random.split(key, 3)
     params = models.init_params(param_key, model_cfg, env_cfg)
     return ImitationState(
@@ -231,9 +240,9 @@ def imitation_loss(
     return loss, metrics
 
 
-def _flatten_time(x: jax.Array) -> jax.Array:
-    """[T, N, ...] -> [T*N, ...]."""
-    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+def _flatten_boards(x: jax.Array) -> jax.Array:
+    """[T, N, ...] -> [N*T, ...], board-major, so the boards' split over devices carries over."""
+    return jnp.swapaxes(x, 0, 1).reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
 
 
 def make_imitation_chunk(
@@ -241,18 +250,30 @@ def make_imitation_chunk(
     model_cfg: models.ModelConfig,
     il_cfg: ImitationConfig,
     num_updates: int,
+    mesh: Mesh | None = None,
 ) -> Callable[[ImitationState], tuple[ImitationState, dict[str, jax.Array]]]:
     """A jitted ``ImitationState -> (ImitationState, metrics)`` of ``num_updates`` updates.
 
-    The input state is donated. ``metrics`` maps each name to float32[num_updates]: loss,
+    The input state is donated. With a ``mesh`` the state must be placed on it as
+    ``init_imitation_state(..., mesh=mesh)`` does. ``metrics`` maps each name to float32[num_updates]: loss,
     policy_ce, guess_ce, mine_bce, policy_accuracy, forced_fraction, grad_norm, and
     solver_win_rate and learner_win_rate (games won / finished in the update on the
     boards the solver, resp. the network, plays; -1 if none finished).
     """
     if not isinstance(num_updates, int) or num_updates < 1:
         raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
+    if mesh is not None:
+        distributed.check_divides("imitation.num_envs", il_cfg.num_envs, mesh)
     model = models.make_model(model_cfg)
     optimizer = make_optimizer(il_cfg)
+    # The solver and the game gate work on the whole batch; each device runs its own boards.
+    solve = distributed.per_device(
+        lambda states, keys: solver.batch_solver_action(states, keys, env_cfg, il_cfg.play_solver), mesh
+    )
+    forced_moves = distributed.per_device(
+        lambda states: solver.batch_forced_moves(states, env_cfg, il_cfg.label_solver), mesh
+    )
+    step_boards = distributed.per_device(lambda states, actions: ms_env.batch_step(states, actions, env_cfg), mesh)
     observe_boards = jax.vmap(ms_env.observe, in_axes=(0, None))
     mask_boards = jax.vmap(ms_env.action_mask, in_axes=(0, None))
     num_cells = env_cfg.num_cells
@@ -264,8 +285,8 @@ def make_imitation_chunk(
             env_states, key = carry
             key, solver_key, learner_key = jax.random.split(key, 3)
             keys = jax.random.split(solver_key, il_cfg.num_envs)
-            solver_action, _ = solver.batch_solver_action(env_states, keys, env_cfg, il_cfg.play_solver)
-            forced = solver.batch_forced_moves(env_states, env_cfg, il_cfg.label_solver)
+            solver_action, _ = solve(env_states, keys)
+            forced = forced_moves(env_states)
             obs = observe_boards(env_states, env_cfg)
             action_mask = mask_boards(env_states, env_cfg)
             action = solver_action
@@ -287,7 +308,7 @@ def make_imitation_chunk(
                 mine_mask=env_states.mine_mask,
                 mine_label_mask=hidden & placed[:, None, None],
             )
-            env_states, _, done, info = ms_env.batch_step(env_states, action, env_cfg)
+            env_states, _, done, info = step_boards(env_states, action)
             games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x boards
             outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
             return (env_states, key), (labelled, outcome)
@@ -295,7 +316,7 @@ def make_imitation_chunk(
         (env_states, key), (labelled, (finished, won)) = jax.lax.scan(
             play_step, (state.env_states, state.key), None, il_cfg.steps_per_update
         )
-        batch = jax.tree.map(_flatten_time, labelled)
+        batch = jax.tree.map(_flatten_boards, labelled)
 
         # UPDATE NETWORK
         grad_fn = jax.value_and_grad(imitation_loss, has_aux=True)
@@ -321,4 +342,15 @@ def make_imitation_chunk(
     def imitation_chunk(state: ImitationState) -> tuple[ImitationState, dict[str, jax.Array]]:
         return jax.lax.scan(imitation_update, state, None, num_updates)
 
-    return jax.jit(imitation_chunk, donate_argnums=0)
+    if mesh is None:
+        return jax.jit(imitation_chunk, donate_argnums=0)
+    abstract = jax.eval_shape(
+        lambda k: init_imitation_state(k, env_cfg, model_cfg, il_cfg), jax.random.key(0)
+    )
+    shardings = distributed.state_shardings(abstract, mesh)
+    return jax.jit(
+        imitation_chunk,
+        in_shardings=(shardings,),
+        out_shardings=(shardings, distributed.replicated(mesh)),
+        donate_argnums=0,
+    )

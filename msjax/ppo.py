@@ -9,7 +9,13 @@ an outer ``lax.scan``. Each update reads like the PPO paper's loop:
 2. CALCULATE ADVANTAGE: GAE(gamma, lambda) backwards over the rollout.
 3. UPDATE NETWORK: ``ppo_epochs`` passes over the rollout in ``mini_batches`` shuffled
    minibatches: clipped policy loss, clipped value loss, entropy bonus, and the mine
-   head's binary cross-entropy on the true mines of hidden cells.
+   head's binary cross-entropy on the true mines of hidden cells. Each minibatch holds
+   ``steps_per_env / mini_batches`` steps of every board (each board's steps shuffled
+   on their own), so a minibatch is spread evenly over the devices that hold the boards.
+
+Given a ``Mesh`` (``msjax.distributed``), the chunk runs data-parallel: boards split
+over the devices, parameters replicated, gradients averaged over the global minibatch
+by the all-reduce XLA inserts; the numbers are those of one device.
 
 Python sees only chunk boundaries; the per-update metrics come back as arrays of
 ``num_updates`` scalars. The frontier-only reveal mask (the seed's early curriculum) is
@@ -30,7 +36,9 @@ import flax
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh, PartitionSpec
 
+from msjax import distributed
 from msjax import env as ms_env
 from msjax import models
 
@@ -42,7 +50,8 @@ class PPOConfig:
     Attributes:
       num_envs: boards stepped in parallel.
       steps_per_env: rollout length; ``num_envs * steps_per_env`` transitions per update.
-      mini_batches: minibatches per epoch; must divide ``num_envs * steps_per_env``.
+      mini_batches: minibatches per epoch; must divide ``steps_per_env`` (a minibatch
+        takes ``steps_per_env / mini_batches`` steps of every board).
       ppo_epochs: passes over each rollout.
       gamma, gae_lambda: discount and GAE lambda, in [0, 1].
       clip_eps: policy ratio clip, > 0.
@@ -105,6 +114,11 @@ def validate_config(cfg: PPOConfig) -> None:
         raise ValueError(
             f"PPOConfig.mini_batches={cfg.mini_batches} must divide num_envs*steps_per_env="
             f"{cfg.batch_size}"
+        )
+    if cfg.steps_per_env % cfg.mini_batches:
+        raise ValueError(
+            f"PPOConfig.mini_batches={cfg.mini_batches} must divide steps_per_env="
+            f"{cfg.steps_per_env} (each minibatch takes the same number of steps of every board)"
         )
     for name in ("gamma", "gae_lambda"):
         value = getattr(cfg, name)
@@ -321,8 +335,15 @@ def init_train_state(
     model_cfg: models.ModelConfig,
     ppo_cfg: PPOConfig,
     params: Any = None,
+    mesh: Mesh | None = None,
 ) -> TrainState:
-    """A fresh run: new boards, new optimizer, and ``params`` (from imitation) or fresh ones."""
+    """A fresh run: new boards, new optimizer, and ``params`` (from imitation) or fresh ones.
+
+    With a ``mesh`` the state is built in place on it, boards split over its devices.
+    """
+    if mesh is not None:
+        distributed.check_divides("ppo.num_envs", ppo_cfg.num_envs, mesh)
+        return distributed.place(init_train_state(key, env_cfg, model_cfg, ppo_cfg, params=params), mesh)
     param_key, env_key, train_key = jax.random.split(key, 3)
     if params is None:
         params = models.init_params(param_key, model_cfg, env_cfg)
@@ -359,9 +380,35 @@ def policy_action(
 # ----------------------------------------------------------------------------- training
 
 
-def _flatten_time(x: jax.Array) -> jax.Array:
-    """[T, N, ...] -> [T*N, ...]."""
-    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+def shuffled_minibatches(rollout: Batch, key: jax.Array, mini_batches: int) -> Batch:
+    """The rollout cut into ``mini_batches`` shuffled minibatches, each spread over all boards.
+
+    Every board's ``T`` steps are shuffled on their own (a permutation drawn for that
+    board), and minibatch ``m`` takes the steps in places ``[m*T/M, (m+1)*T/M)`` of every
+    board, boards in order. A board's samples never leave the device that holds it, and
+    the draw is the same whatever the number of devices.
+
+    Args:
+      rollout: ``Batch`` of time-major leaves ``[T, N, ...]``.
+      key: PRNG key of this epoch's shuffle.
+      mini_batches: ``M``, a divisor of ``T``.
+
+    Returns:
+      ``Batch`` of leaves ``[M, N*T/M, ...]``, board-major within a minibatch.
+    """
+    num_steps, num_boards = rollout.action.shape
+    steps_per_minibatch = num_steps // mini_batches
+    board_keys = jax.random.split(key, num_boards)
+    order = jax.vmap(lambda k: jax.random.permutation(k, num_steps))(board_keys)  # int32[N, T]
+
+    def arrange(x: jax.Array) -> jax.Array:
+        by_board = jax.vmap(lambda steps, board_order: steps[board_order])(jnp.swapaxes(x, 0, 1), order)
+        split = by_board.reshape((num_boards, mini_batches, steps_per_minibatch) + x.shape[2:])
+        return jnp.swapaxes(split, 0, 1).reshape(
+            (mini_batches, num_boards * steps_per_minibatch) + x.shape[2:]
+        )
+
+    return jax.tree.map(arrange, rollout)
 
 
 def make_train_chunk(
@@ -369,20 +416,30 @@ def make_train_chunk(
     model_cfg: models.ModelConfig,
     ppo_cfg: PPOConfig,
     num_updates: int,
+    mesh: Mesh | None = None,
 ) -> Callable[[TrainState], tuple[TrainState, dict[str, jax.Array]]]:
     """A jitted ``TrainState -> (TrainState, metrics)`` running ``num_updates`` PPO updates.
 
-    The input state is donated. ``metrics`` maps each name to float32[num_updates]:
-    loss, policy_loss, value_loss, entropy, mine_bce, approx_kl, clip_frac, grad_norm
-    and lr (means over the update's minibatches), and from the rollout mean_reward,
+    The input state is donated. With a ``mesh``, the state must be placed as
+    ``distributed.state_shardings`` says (``init_train_state(..., mesh=mesh)`` does), and
+    ``num_envs`` must split evenly over the mesh's devices.
+
+    ``metrics`` maps each name to float32[num_updates]: loss, policy_loss, value_loss,
+    entropy, mine_bce, approx_kl, clip_frac, grad_norm and lr (means over the update's
+    minibatches), and from the rollout mean_reward,
     episodes_finished, win_rate_train (games won / games finished), invalid_rate,
     frontier_only (1 while the frontier mask is on) and off_frontier_rate (reveals off
     the frontier while one existed, per step).
     """
     if not isinstance(num_updates, int) or num_updates < 1:
         raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
+    if mesh is not None:
+        distributed.check_divides("ppo.num_envs", ppo_cfg.num_envs, mesh)
     model = models.make_model(model_cfg)
     optimizer = make_optimizer(ppo_cfg)
+    # The env step gates work on its whole batch (any board finished, pending cascades);
+    # each device runs it on its own boards.
+    step_boards = distributed.per_device(lambda states, actions: ms_env.batch_step(states, actions, env_cfg), mesh)
     lr_schedule = make_lr_schedule(ppo_cfg)
     observe_boards = jax.vmap(ms_env.observe, in_axes=(0, None))
     mask_boards = jax.vmap(ms_env.action_mask, in_axes=(0, None, None))
@@ -410,7 +467,7 @@ def make_train_chunk(
             on_frontier = jnp.take_along_axis(near, cell[:, None], axis=1)[:, 0]
             off_frontier = is_reveal & ~on_frontier & jnp.any(near, axis=1)
 
-            next_states, reward, done, info = ms_env.batch_step(env_states, action, env_cfg)
+            next_states, reward, done, info = step_boards(env_states, action)
             transition = Transition(
                 obs=obs,
                 action_mask=action_mask,
@@ -450,7 +507,6 @@ def make_train_chunk(
             mine_mask=trajectory.mine_mask,
             mine_label_mask=trajectory.mine_label_mask,
         )
-        rollout = jax.tree.map(_flatten_time, rollout)
 
         def update_minibatch(carry, minibatch: Batch):
             params, opt_state = carry
@@ -463,11 +519,8 @@ def make_train_chunk(
         def update_epoch(carry, _):
             params, opt_state, key = carry
             key, shuffle_key = jax.random.split(key)
-            order = jax.random.permutation(shuffle_key, ppo_cfg.batch_size)
-            minibatches = jax.tree.map(
-                lambda x: x[order].reshape((ppo_cfg.mini_batches, ppo_cfg.minibatch_size) + x.shape[1:]),
-                rollout,
-            )
+            minibatches = shuffled_minibatches(rollout, shuffle_key, ppo_cfg.mini_batches)
+            minibatches = distributed.constrain(minibatches, mesh, PartitionSpec(None, distributed.DATA_AXIS))
             (params, opt_state), metrics = jax.lax.scan(update_minibatch, (params, opt_state), minibatches)
             return (params, opt_state, key), metrics
 
@@ -500,4 +553,13 @@ def make_train_chunk(
         chex.assert_shape(train_state.env_states.done, (ppo_cfg.num_envs,))
         return jax.lax.scan(ppo_update, train_state, None, num_updates)
 
-    return jax.jit(train_chunk, donate_argnums=0)
+    if mesh is None:
+        return jax.jit(train_chunk, donate_argnums=0)
+    abstract = jax.eval_shape(lambda k: init_train_state(k, env_cfg, model_cfg, ppo_cfg), jax.random.key(0))
+    shardings = distributed.state_shardings(abstract, mesh)
+    return jax.jit(
+        train_chunk,
+        in_shardings=(shardings,),
+        out_shardings=(shardings, distributed.replicated(mesh)),
+        donate_argnums=0,
+    )

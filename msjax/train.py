@@ -11,6 +11,14 @@ Command line (the Flax examples' override convention)::
 
     python -m msjax.train --config configs/small.py [--workdir runs/NAME] [--resume]
         [--config.ppo.lr=1e-4 --config.env.H=16 ...]
+        [--coordinator HOST:PORT --num-processes N --process-id I]
+
+Training runs data-parallel on every visible device (``run.num_devices``, 0 = all;
+``msjax.distributed``). The three last flags start one process of a multi-host run
+(``jax.distributed.initialize``; ``--coordinator auto`` alone lets JAX detect a Slurm,
+Open MPI or Kubernetes cluster): every process runs the same command with its own
+``--process-id``, all take part in the computation and in writing checkpoints, and only
+process 0 logs, prints and writes the run's other files.
 
 The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard),
 ``checkpoints/`` and ``final_eval.json``. ``--resume`` continues from the latest
@@ -32,10 +40,12 @@ from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
+from jax.sharding import Mesh
 
 from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
+from msjax import distributed
 from msjax import evaluate as evaluate_lib
 from msjax import imitation, ppo
 from msjax.config import ExperimentConfig
@@ -46,6 +56,7 @@ EXIT_INTERRUPTED = 130
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Trains as the command line says; returns the final evaluation."""
     args = parse_args(argv)
+    distributed.initialize(args.coordinator, args.num_processes, args.process_id)
     cfg = resolve_config(args)
     run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
     try:
@@ -53,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     except KeyboardInterrupt:
         print(f"\ninterrupted; continue with: python -m msjax.train --workdir {run_dir} --resume")
         raise SystemExit(EXIT_INTERRUPTED)
-    report(run_dir, checkpoint_path, final)
+    if distributed.is_main_process():
+        report(run_dir, checkpoint_path, final)
     return final
 
 
@@ -67,6 +79,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", help="config file (configs/small.py) or a name in configs/ (small)")
     parser.add_argument("--workdir", help="run directory (default: the config's run.workdir)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --workdir")
+    parser.add_argument(
+        "--coordinator", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
+    )
+    parser.add_argument("--num-processes", type=int, help="processes in a multi-process run")
+    parser.add_argument("--process-id", type=int, help="this process's index, 0..num-processes-1")
     args, rest = parser.parse_known_args(argv)
     args.overrides = _collect_overrides(rest, parser)
     if args.config is None and not (args.resume and args.workdir):
@@ -163,17 +180,21 @@ class Stage:
 
 
 @functools.lru_cache(maxsize=None)
-def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates):
-    return ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, num_updates)
+def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates, mesh):
+    return ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, num_updates, mesh=mesh)
 
 
 @functools.lru_cache(maxsize=None)
-def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates):
-    return imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates)
+def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates, mesh):
+    return imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates, mesh=mesh)
 
 
-def make_stages(cfg: ExperimentConfig) -> list[Stage]:
-    """The run's stages in order, each with its own PRNG stream from ``run.seed``."""
+def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
+    """The run's stages in order, each with its own PRNG stream from ``run.seed``, their
+    boards split over ``mesh``'s devices (a ``ValueError`` if they do not split evenly)."""
+    if cfg.imitation.enabled:
+        distributed.check_divides("imitation.num_envs", cfg.imitation.num_envs, mesh)
+    distributed.check_divides("ppo.num_envs", cfg.ppo.num_envs, mesh)
     il_key, ppo_key = jax.random.split(jax.random.key(cfg.run.seed))
     stages = []
     if cfg.imitation.enabled:
@@ -185,8 +206,8 @@ def make_stages(cfg: ExperimentConfig) -> list[Stage]:
                 first_step=0,
                 first_env_step=0,
                 env_steps_per_update=il.num_envs * il.steps_per_update,
-                init=lambda params: imitation.init_imitation_state(il_key, cfg.env, cfg.model, il),
-                make_chunk=lambda n: _imitation_chunk(cfg.env, cfg.model, il, n),
+                init=lambda params: imitation.init_imitation_state(il_key, cfg.env, cfg.model, il, mesh=mesh),
+                make_chunk=lambda n: _imitation_chunk(cfg.env, cfg.model, il, n, mesh),
             )
         )
     done_updates = sum(stage.total_updates for stage in stages)
@@ -198,23 +219,26 @@ def make_stages(cfg: ExperimentConfig) -> list[Stage]:
             first_step=done_updates,
             first_env_step=done_env_steps,
             env_steps_per_update=cfg.ppo.num_envs * cfg.ppo.steps_per_env,
-            init=lambda params: ppo.init_train_state(ppo_key, cfg.env, cfg.model, cfg.ppo, params=params),
-            make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n),
+            init=lambda params: ppo.init_train_state(
+                ppo_key, cfg.env, cfg.model, cfg.ppo, params=params, mesh=mesh
+            ),
+            make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n, mesh),
         )
     )
     return stages
 
 
 def restore_latest(
-    checkpoints: checkpoint_lib.Checkpoints, stages: list[Stage], cfg: ExperimentConfig
+    checkpoints: checkpoint_lib.Checkpoints, stages: list[Stage], cfg: ExperimentConfig, mesh: Mesh
 ) -> tuple[int, Any]:
-    """``(stage index, state)`` of the latest checkpoint, checked against ``cfg``."""
+    """``(stage index, state)`` of the latest checkpoint, checked against ``cfg`` and placed
+    on ``mesh`` (whatever the devices it was saved from)."""
     step = checkpoints.latest_step
     if step is None:
         raise checkpoint_lib.CheckpointError(f"no checkpoint in {checkpoints.directory} to resume from")
     info = checkpoints.info(step)
     changed = checkpoint_lib.check_compatible(info.config, cfg)
-    if changed:
+    if changed and distributed.is_main_process():
         print("resuming with changed settings: " + "; ".join(changed))
     names = [stage.name for stage in stages]
     if info.stage not in names:
@@ -222,7 +246,8 @@ def restore_latest(
             f"checkpoint {info.path} is from the {info.stage} stage, which this config does not run ({names})"
         )
     try:
-        state = checkpoints.restore(step, checkpoint_lib.abstract_state(info.stage, cfg))
+        template = checkpoint_lib.abstract_state(info.stage, cfg)
+        state = checkpoints.restore(step, template, distributed.state_shardings(template, mesh))
     except checkpoint_lib.CheckpointError as err:
         earlier = [s for s in checkpoints.steps if s < step]
         if not earlier:
@@ -305,12 +330,32 @@ def _drop_rows_after(path: Path, step: int) -> None:
     path.write_text("".join(line + "\n" for line in kept))
 
 
-class Progress:
-    """A tqdm bar over all updates of all stages, with live figures after each chunk."""
+class NoWriter:
+    """``MetricsWriter``'s interface, writing nothing (processes other than 0)."""
 
-    def __init__(self, stages: list[Stage], done: int, enabled: bool):
+    def write_updates(self, *args: Any) -> None:
+        pass
+
+    def write_eval(self, *args: Any) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class Progress:
+    """A tqdm bar over all updates of all stages, with live figures after each chunk.
+
+    ``printing=False`` (processes other than 0) also silences the evaluation lines.
+    """
+
+    def __init__(self, stages: list[Stage], done: int, enabled: bool, printing: bool = True):
         from tqdm.auto import tqdm
 
+        self._printing = printing
         total = sum(stage.total_updates for stage in stages)
         self._bar = tqdm(total=total, initial=done, unit="upd", disable=not enabled, dynamic_ncols=True)
         self._win_rate = None
@@ -331,10 +376,11 @@ class Progress:
         """Shows the evaluation on the bar and as a line above it."""
         self._win_rate = results["win_rate"]
         low, high = results["win_rate_ci95"]
-        self._bar.write(
-            f"{stage.name} update {update}: win rate {results['win_rate']:.1%} [{low:.1%}-{high:.1%}] "
-            f"over {results['episodes']} games, safe cells revealed {results['revealed_fraction']:.1%}"
-        )
+        if self._printing:
+            self._bar.write(
+                f"{stage.name} update {update}: win rate {results['win_rate']:.1%} [{low:.1%}-{high:.1%}] "
+                f"over {results['episodes']} games, safe cells revealed {results['revealed_fraction']:.1%}"
+            )
 
     def close(self) -> None:
         self._bar.close()
@@ -349,14 +395,18 @@ class RunContext:
 
     cfg: ExperimentConfig
     checkpoints: checkpoint_lib.Checkpoints
-    writer: MetricsWriter
+    writer: MetricsWriter | NoWriter
     progress: Progress
 
 
 def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
     """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
-    evaluation of a run, so evaluations compare like with like)."""
-    agent = agent_lib.from_params(params, cfg)
+    evaluation of a run, so evaluations compare like with like).
+
+    Every process plays the same boards on its own default device (so all agree on the
+    checkpoint's win rate); the parameters are copied there from their mesh.
+    """
+    agent = agent_lib.from_params(distributed.host_value(params), cfg)
     seed = cfg.run.seed + 1_000_003  # boards never drawn by training's keys
     batch_size = cfg.run.eval_batch_size
     return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
@@ -374,17 +424,18 @@ def run_stage(
 
     Ctrl-C anywhere in the loop saves the newest state before the interrupt goes on.
     """
-    update, results = int(state.update), None
+    update, results = int(distributed.host_value(state.update)), None
     while update < stage.total_updates:
         try:
             num_updates = min(ctx.cfg.run.chunk_updates, stage.total_updates - update)
             started = time.perf_counter()
             # Rebind at once: the chunk donates its input, so the old state is gone.
             state, metrics = stage.make_chunk(num_updates)(state)
-            metrics = jax.device_get(metrics)
-            ctx.progress.chunk_done(stage, int(state.update), num_updates, time.perf_counter() - started)
+            metrics = distributed.host_value(metrics)
+            update_after = int(distributed.host_value(state.update))
+            ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
             results = after_chunk(stage, state, update, metrics, ctx, eval_episodes_at_end)
-            update = int(state.update)
+            update = update_after
         except KeyboardInterrupt:
             _save_on_interrupt(stage, state, ctx)
             raise
@@ -401,7 +452,7 @@ def after_chunk(
 ) -> dict | None:
     """Logs a finished chunk, then evaluates and checkpoints when due: at the first chunk
     boundary past each interval and at the end of the stage. Returns the evaluation, if any."""
-    run_cfg, update = ctx.cfg.run, int(state.update)
+    run_cfg, update = ctx.cfg.run, int(distributed.host_value(state.update))
     ctx.writer.write_updates(stage, previous, metrics)
     at_end = update == stage.total_updates
     results = None
@@ -422,7 +473,7 @@ def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext) -> None:
     if any(getattr(leaf, "is_deleted", lambda: False)() for leaf in jax.tree.leaves(state)):
         print("\ninterrupted while a chunk was starting; the last saved checkpoint stands")
         return
-    update = int(state.update)
+    update = int(distributed.host_value(state.update))
     step = stage.first_step + update
     if step not in ctx.checkpoints.steps:
         ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg)
@@ -433,18 +484,25 @@ def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext) -> None:
 def train(cfg: ExperimentConfig, run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]]:
     """Runs every stage (from the latest checkpoint when resuming); returns the last
     checkpoint's path and the final evaluation, also written to ``final_eval.json``."""
-    stages = make_stages(cfg)
+    mesh = distributed.make_mesh(cfg.run.num_devices)
+    stages = make_stages(cfg, mesh)
+    main_process = distributed.is_main_process()
     keep = cfg.run.keep_checkpoints
     with contextlib.closing(checkpoint_lib.Checkpoints(run_dir / "checkpoints", keep=keep)) as checkpoints:
-        start_index, state = restore_latest(checkpoints, stages, cfg) if resume else (0, None)
-        config_lib.save_json(cfg, run_dir / "config.json")
-        done = stages[start_index].first_step + (int(state.update) if state is not None else 0)
-        writer = MetricsWriter(run_dir, cfg.run.tensorboard, resume_step=done if resume else None)
-        progress = Progress(stages, done, cfg.run.progress_bar)
+        start_index, state = restore_latest(checkpoints, stages, cfg, mesh) if resume else (0, None)
+        done = stages[start_index].first_step
+        done += int(distributed.host_value(state.update)) if state is not None else 0
+        if main_process:
+            config_lib.save_json(cfg, run_dir / "config.json")
+            writer = MetricsWriter(run_dir, cfg.run.tensorboard, resume_step=done if resume else None)
+        else:
+            writer = NoWriter()
+        progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
         with contextlib.closing(writer), contextlib.closing(progress):
             final = run_stages(stages, start_index, state, RunContext(cfg, checkpoints, writer, progress))
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
-    write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
+    if main_process:
+        write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
     return checkpoint_path, final
 
 
