@@ -26,6 +26,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from msjax import config as config_lib
+from msjax import curriculum as curriculum_lib
 from msjax import imitation, ppo
 
 STAGES = ("imitation", "ppo")
@@ -86,7 +87,10 @@ def abstract_state(stage: str, cfg: config_lib.ExperimentConfig) -> Any:
         return jax.eval_shape(lambda k: ppo.init_train_state(k, cfg.env, cfg.model, cfg.ppo), key)
     if stage == "imitation":
         return jax.eval_shape(
-            lambda k: imitation.init_imitation_state(k, cfg.env, cfg.model, cfg.imitation), key
+            lambda k: imitation.init_imitation_state(
+                k, curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation
+            ),
+            key,
         )
     raise ValueError(f"stage={stage!r} must be one of {STAGES}")
 
