@@ -10,19 +10,19 @@ traced weights change, so one compiled program trains every stage. Imitation of 
 solver warms the network up on the first board; then PPO at the expert config's GPU
 scale.
 
-On a 2-core CPU, tiny settings run the whole pipeline end to end in about two minutes::
+On a 2-core CPU, tiny settings run the whole pipeline (imitation, PPO on the padded mix,
+per-board evaluations, checkpoints) end to end in one to two minutes::
 
     python -m msjax.train --config configs/curriculum.py --workdir runs/curriculum_tiny \\
         --config.imitation.num_envs=16 --config.imitation.num_updates=4 \\
-        --config.imitation.steps_per_update=1 --config.ppo.num_envs=32 \\
-        --config.ppo.steps_per_env=8 --config.ppo.mini_batches=2 --config.ppo.ppo_epochs=1 \\
-        --config.ppo.total_updates=6 --config.model.residual=false --config.model.channels=16 \\
-        --config.model.dtype=float32 --config.run.chunk_updates=2 \\
+        --config.ppo.num_envs=32 --config.ppo.steps_per_env=8 --config.ppo.mini_batches=2 \\
+        --config.ppo.ppo_epochs=1 --config.ppo.total_updates=6 --config.model.residual=false \\
+        --config.model.channels=16 --config.model.dtype=float32 --config.run.chunk_updates=2 \\
         --config.run.eval_every_updates=2 --config.run.eval_episodes=16 \\
-        --config.run.final_eval_episodes=32 --config.run.eval_batch_size=16 \\
-        --config.curriculum.promote_at=0,0
+        --config.run.final_eval_episodes=32 --config.run.eval_batch_size=16
 
-(``promote_at=0,0`` promotes on any won evaluation game, to show promotions in seconds.)
+(A run this short wins no games, so it stays on 8x8; ``tests/test_curriculum.py`` checks
+promotion, its log and its checkpoint on a scripted evaluation.)
 """
 
 from msjax.config import ExperimentConfig, RunConfig

@@ -4,7 +4,8 @@ A run is two stages on the device: imitation of the rule solver (when enabled), 
 PPO initialised from its parameters. Each stage runs as jitted chunks of
 ``run.chunk_updates`` updates; this module sees only the chunk boundaries, where it
 logs the per-update metrics (``metrics.jsonl`` and TensorBoard), evaluates the greedy
-policy on fresh boards, saves Orbax checkpoints and updates the progress bar. It is the
+policy on fresh boards (every board of a board mix, and promotes a curriculum:
+``msjax.curriculum``), saves Orbax checkpoints and updates the progress bar. It is the
 only module that touches files, logging and the command line.
 
 Command line (the Flax examples' override convention)::

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from msjax import checkpoint as checkpoint_lib
+from msjax import config as config_lib
 from msjax import curriculum, env, ppo, train
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.curriculum import CurriculumConfig
@@ -166,3 +167,31 @@ def test_imitation_plays_the_first_board_unpadded_with_the_same_channels():
     assert (first.H, first.W, first.boards) == (4, 4, (BOARDS[0],))
     assert env.num_channels(first) == env.num_channels(env_cfg)
     assert curriculum.imitation_env(EnvConfig()) == EnvConfig()
+
+
+def test_boards_and_curriculum_round_trip_through_json_and_overrides():
+    cfg = config_lib.apply_overrides(
+        ExperimentConfig(),
+        [
+            "env.H=4",
+            "env.W=5",
+            "env.boards=((4,4,2,2),(4,5,2,4))",
+            "curriculum.enabled=true",
+            "curriculum.promote_at=0.4",
+        ],
+    )
+    assert cfg.env.boards == BOARDS and cfg.curriculum.promote_at == (0.4,)
+    assert config_lib.from_dict(config_lib.to_dict(cfg)) == cfg
+
+
+def test_evaluation_reports_every_board_and_density():
+    from msjax import agent as agent_lib
+
+    params = ppo.init_train_state(jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo).params
+    agent = agent_lib.from_params(params, MIXED)
+    results = train.evaluate_boards(agent, MIXED.env, 12, seed=3, batch_size=12, eval_mines=(None, None))
+    for name in NAMES:
+        assert 0.0 <= results[f"win_rate/{name}"] <= 1.0
+        assert 0.0 < results[f"revealed_fraction/{name}"] <= 1.0
+    assert results["win_rate"] == results[f"win_rate/{NAMES[1]}"]  # the last board is the headline
+    assert f"win_rate/{NAMES[1]}/dense" in results and f"win_rate/{NAMES[0]}/dense" not in results

@@ -18,7 +18,7 @@ from msjax import env
 from msjax.env import EnvConfig
 
 H, W = 6, 7
-BOARDS = ((4, 5, 3, 3), (6, 7, 8, 8), (3, 7, 4, 4), (6, 2, 2, 2))
+BOARDS = ((4, 5, 3, 3), (6, 7, 8, 8), (3, 7, 4, 4))  # padded on both sides, not at all, below
 PADDED = EnvConfig(H=H, W=W, boards=BOARDS)
 
 
@@ -85,7 +85,7 @@ def games(draw):
     return board, mines, moves
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(games())
 def test_padded_game_equals_the_unpadded_game(game):
     board, mines, moves = game
@@ -162,8 +162,11 @@ def random_legal_play(states, key):
     return jax.lax.scan(one, states, jax.random.split(key, 30))[1]
 
 
+UNIFORM = jnp.full(len(BOARDS), 1.0 / len(BOARDS))
+
+
 def test_no_action_on_a_padded_cell_is_ever_legal():
-    states = env.batch_reset(jax.random.key(0), PADDED, 64)
+    states = env.batch_reset(jax.random.key(0), PADDED, 64, UNIFORM)
     legal_outside, revealed_outside = random_legal_play(states, jax.random.key(1))
     assert not np.asarray(legal_outside).any()
     assert not np.asarray(revealed_outside).any()
@@ -181,20 +184,20 @@ def test_an_action_on_a_padded_cell_is_invalid_and_changes_nothing():
 
 
 def test_board_weights_choose_the_boards_of_new_games():
-    one_hot = jnp.array([0.0, 0.0, 1.0, 0.0])
-    states = env.batch_reset(jax.random.key(0), PADDED, 256, one_hot)
+    one_hot = jnp.array([0.0, 0.0, 1.0])
+    states = env.batch_reset(jax.random.key(0), PADDED, 64, one_hot)
     assert (np.asarray(states.board) == 2).all()
-    weights = jnp.array([0.75, 0.0, 0.0, 0.25])
-    states = env.batch_reset(jax.random.key(1), PADDED, 256, weights)
-    share = np.bincount(np.asarray(states.board), minlength=4) / 256
-    np.testing.assert_allclose(share, [0.75, 0, 0, 0.25], atol=0.1)
-    # Auto-reset: a flag toggle never ends a game, a reveal of a mine does; every restarted
-    # board follows the weights given to batch_step.
-    mines = jnp.zeros((256, H, W), bool).at[:, 0, 0].set(True)
-    boards = jnp.zeros(256, jnp.int32)
-    placed = jax.vmap(lambda m, b: from_mines(m, PADDED, board=b))(mines, boards)
-    placed = placed.replace(key=jax.random.split(jax.random.key(2), 256))
-    fresh, _, done, info = env.batch_step(placed, jnp.zeros(256, jnp.int32), PADDED, one_hot)
+    states = env.batch_reset(jax.random.key(1), PADDED, 64, jnp.array([0.75, 0.0, 0.25]))
+    share = np.bincount(np.asarray(states.board), minlength=3) / 64
+    np.testing.assert_allclose(share, [0.75, 0, 0.25], atol=0.15)
+    # Auto-reset: every board reveals its mine and loses; each new game is dealt by the
+    # weights given to batch_step.
+    mines = np.zeros((H, W), bool)
+    mines[0, 0] = True
+    lost_next = from_mines(mines, PADDED, board=jnp.int32(0))
+    placed = jax.tree.map(lambda x: jnp.broadcast_to(x, (64,) + x.shape), lost_next)
+    placed = placed.replace(key=jax.random.split(jax.random.key(2), 64))
+    fresh, _, done, info = env.batch_step(placed, jnp.zeros(64, jnp.int32), PADDED, one_hot)
     assert np.asarray(done).all() and np.asarray(info["lost"]).all()
     assert (np.asarray(fresh.board) == 2).all() and not np.asarray(fresh.first_click_done).any()
 
@@ -255,10 +258,10 @@ def random_batch_games(states, key, cfg, board):
     return jax.lax.scan(one, states, jax.random.split(key, 20))[1]
 
 
-@pytest.mark.parametrize("board", [0, 1])
-def test_batch_step_plays_padded_boards_like_unpadded_ones(board):
+def test_batch_step_plays_padded_boards_like_unpadded_ones():
     """The batched path (placement and cascades on pending boards only) agrees too, up to
     each board's first finished game (the next game's key is drawn differently)."""
+    board = 0
     keys = jax.random.split(jax.random.key(7), 32)
     states_p = jax.vmap(env.reset_on_board, in_axes=(0, None, None))(keys, PADDED, board)
     states_u = jax.vmap(env.reset, in_axes=(0, None))(keys, unpadded(board))
