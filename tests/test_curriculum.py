@@ -195,3 +195,30 @@ def test_evaluation_reports_every_board_and_density():
         assert 0.0 < results[f"revealed_fraction/{name}"] <= 1.0
     assert results["win_rate"] == results[f"win_rate/{NAMES[1]}"]  # the last board is the headline
     assert f"win_rate/{NAMES[1]}/dense" in results and f"win_rate/{NAMES[0]}/dense" not in results
+
+
+def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
+    """States saved before ``EnvState.board`` and ``TrainState.curriculum`` existed (an
+    unpadded run) restore into today's states, those fields None."""
+    from flax import struct
+
+    from tests.tiny_runs import TINY, fresh_ppo_state
+
+    old_env_fields = [f.name for f in dataclasses.fields(env.EnvState) if f.name != "board"]
+    old_train_fields = [f.name for f in dataclasses.fields(ppo.TrainState) if f.name != "curriculum"]
+    OldEnvState = struct.dataclass(type("EnvState", (), {"__annotations__": dict.fromkeys(old_env_fields, object)}))
+    OldTrainState = struct.dataclass(
+        type("TrainState", (), {"__annotations__": dict.fromkeys(old_train_fields, object)})
+    )
+    state = fresh_ppo_state(TINY, seed=3)
+    old_envs = OldEnvState(**{name: getattr(state.env_states, name) for name in old_env_fields})
+    old = OldTrainState(**{name: getattr(state, name) for name in old_train_fields}).replace(env_states=old_envs)
+
+    checkpoints = checkpoint_lib.Checkpoints(tmp_path / "checkpoints")
+    checkpoints.save(1, old, stage="ppo", update=0, cfg=TINY)
+    restored = checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+    checkpoints.close()
+    assert restored.curriculum is None and restored.env_states.board is None
+    data = checkpoint_lib.keys_to_data
+    for got, want in zip(jax.tree.leaves(data(restored)), jax.tree.leaves(data(state))):
+        np.testing.assert_array_equal(got, want)
