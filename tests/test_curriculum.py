@@ -222,3 +222,13 @@ def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
     data = checkpoint_lib.keys_to_data
     for got, want in zip(jax.tree.leaves(data(restored)), jax.tree.leaves(data(state))):
         np.testing.assert_array_equal(got, want)
+
+
+def test_the_command_line_plays_one_board_of_a_mix_unpadded():
+    from msjax import play
+
+    cfg = play.board_config("3x4x2", safe_first_click=False, base=MIXED.env)
+    assert (cfg.H, cfg.W, cfg.boards) == (3, 4, ((3, 4, 2, 2),))
+    assert env.num_channels(cfg) == env.num_channels(MIXED.env)
+    default = play.board_config(None, safe_first_click=False, base=MIXED.env)
+    assert (default.H, default.W, default.boards) == (4, 5, ((4, 5, 2, 2),))
