@@ -810,8 +810,8 @@ def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
 def render(state: EnvState, cfg: EnvConfig | None = None) -> str:
     """A plain-text picture of one board, for debugging and test messages.
 
-    With a padded ``cfg``, only the game's board is drawn. ``#`` hidden, ``F`` flag, ``.`` revealed zero, ``1``-``8`` numbers. Once the game is
-    over the mines show: ``*`` a mine, ``X`` the mine that was hit, ``x`` a wrong flag.
+    With a padded ``cfg``, only the game's board is drawn. ``#`` hidden, ``F`` flag, ``.``
+    revealed zero, ``1``-``8`` numbers. Once the game is over the mines show: ``*`` a mine, ``X`` the mine that was hit, ``x`` a wrong flag.
     """
     import numpy as np  # host-side only
 

@@ -64,9 +64,15 @@ def test_promotion_needs_the_current_boards_win_rate_above_its_threshold():
 @pytest.mark.parametrize(
     "changes, match",
     [
-        ({"curriculum": CurriculumConfig(enabled=True, promote_at=(0.3, 0.3))}, r"one threshold per board but the last: 1"),
+        (
+            {"curriculum": CurriculumConfig(enabled=True, promote_at=(0.3, 0.3))},
+            r"one threshold per board but the last: 1",
+        ),
         ({"env": EnvConfig(H=4, W=5)}, r"at least 2 boards"),
-        ({"curriculum": CurriculumConfig(enabled=True, promote_at=(0.3,), eval_mines=(2, 5))}, r"eval_mines\[1\]=5 is outside"),
+        (
+            {"curriculum": CurriculumConfig(enabled=True, promote_at=(0.3,), eval_mines=(2, 5))},
+            r"eval_mines\[1\]=5 is outside",
+        ),
     ],
 )
 def test_a_curriculum_that_does_not_fit_the_boards_raises(changes, match):
@@ -79,7 +85,9 @@ def test_a_curriculum_that_does_not_fit_the_boards_raises(changes, match):
 def test_promotion_changes_the_boards_dealt_without_recompiling():
     """A tiny mixed-size PPO run: stage 0 deals only 4x4 games; after a promotion the same
     compiled chunk deals 4x5 games, and it still trains (finite losses)."""
-    state = ppo.init_train_state(jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo, curriculum_cfg=MIXED.curriculum)
+    state = ppo.init_train_state(
+        jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo, curriculum_cfg=MIXED.curriculum
+    )
     chunk = train._ppo_chunk(MIXED.env, MIXED.model, MIXED.ppo, 2)  # the runner's, compiled once
     size_before = chunk._cache_size()
     state, metrics = chunk(state)
@@ -206,7 +214,9 @@ def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
 
     old_env_fields = [f.name for f in dataclasses.fields(env.EnvState) if f.name != "board"]
     old_train_fields = [f.name for f in dataclasses.fields(ppo.TrainState) if f.name != "curriculum"]
-    OldEnvState = struct.dataclass(type("EnvState", (), {"__annotations__": dict.fromkeys(old_env_fields, object)}))
+    OldEnvState = struct.dataclass(
+        type("EnvState", (), {"__annotations__": dict.fromkeys(old_env_fields, object)})
+    )
     OldTrainState = struct.dataclass(
         type("TrainState", (), {"__annotations__": dict.fromkeys(old_train_fields, object)})
     )

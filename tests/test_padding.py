@@ -37,7 +37,7 @@ def unpadded_action(row: int, col: int, flag: bool, board: int) -> int:
 
 
 MOVES = 12
-from_mines = jax.jit(env.from_mines, static_argnums=1, static_argnames="cfg")
+from_mines = jax.jit(env.from_mines, static_argnums=1)
 
 
 @functools.partial(jax.jit, static_argnums=2)
