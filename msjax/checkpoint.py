@@ -26,6 +26,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from msjax import config as config_lib
+from msjax import curriculum as curriculum_lib
 from msjax import imitation, ppo
 
 STAGES = ("imitation", "ppo")
@@ -86,7 +87,10 @@ def abstract_state(stage: str, cfg: config_lib.ExperimentConfig) -> Any:
         return jax.eval_shape(lambda k: ppo.init_train_state(k, cfg.env, cfg.model, cfg.ppo), key)
     if stage == "imitation":
         return jax.eval_shape(
-            lambda k: imitation.init_imitation_state(k, cfg.env, cfg.model, cfg.imitation), key
+            lambda k: imitation.init_imitation_state(
+                k, curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation
+            ),
+            key,
         )
     raise ValueError(f"stage={stage!r} must be one of {STAGES}")
 
@@ -226,9 +230,14 @@ class Checkpoints:
         )
         self._check_stored_shapes(step, abstract)
         try:
-            restored = self._manager.restore(
-                step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract))
-            )["state"]
+            try:
+                restored = self._manager.restore(
+                    step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract))
+                )["state"]
+            except ValueError as err:
+                if "structures do not match" not in str(err):
+                    raise
+                restored = self._restore_by_name(step, abstract)
         except Exception as err:  # noqa: BLE001 - re-raised with the path and the cause
             raise CheckpointError(
                 f"checkpoint {self.path(step)} cannot be restored into this run's state "
@@ -244,6 +253,22 @@ class Checkpoints:
 
     def close(self) -> None:
         self._manager.close()
+
+    def _restore_by_name(self, step: int, abstract: Any) -> Any:
+        """The stored arrays, matched to ``abstract``'s leaves by name.
+
+        For checkpoints written before a state gained an optional field that is None in
+        this run (``TrainState.curriculum``, ``EnvState.board`` without a board mix): the
+        tree on disk lacks that field, which has no arrays, so Orbax's structure check
+        fails although every array is there.
+        """
+        stored = self._manager.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore()))["state"]
+        by_name = {_leaf_name(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(stored)}
+        names = [_leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(abstract)]
+        missing = [name for name in names if name not in by_name]
+        if missing:
+            raise ValueError(f"arrays missing from the checkpoint: {', '.join(missing[:5])}")
+        return jax.tree.unflatten(jax.tree.structure(abstract), [by_name[name] for name in names])
 
     def _check_stored_shapes(self, step: int, abstract: Any) -> None:
         """Compares the arrays on disk with ``abstract`` before reading them, so a

@@ -2,8 +2,8 @@
 from the command line.
 
 An ``ExperimentConfig`` groups one frozen dataclass per concern (``env``, ``model``,
-``ppo``, ``imitation``, ``run``); each section validates itself when built, so a bad
-value fails with a ``ValueError`` that names the field. A config file is a Python module
+``ppo``, ``imitation``, ``run``, ``curriculum``); each section validates itself when
+built, so a bad value fails with a ``ValueError`` that names the field. A config file is a Python module
 whose ``get_config()`` returns an ``ExperimentConfig`` (the Flax examples' convention).
 Overrides such as ``ppo.lr=1e-4`` or ``model.channels=(32,32)`` are parsed to the
 field's declared type and applied with ``dataclasses.replace``, so they are validated
@@ -22,6 +22,7 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
+from msjax.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
 from msjax.imitation import ImitationConfig
 from msjax.models import ModelConfig
@@ -89,6 +90,7 @@ SECTION_TYPES: dict[str, type] = {
     "ppo": PPOConfig,
     "imitation": ImitationConfig,
     "run": RunConfig,
+    "curriculum": CurriculumConfig,
 }
 
 
@@ -105,6 +107,7 @@ class ExperimentConfig:
     ppo: PPOConfig = PPOConfig()
     imitation: ImitationConfig = ImitationConfig()
     run: RunConfig = RunConfig()
+    curriculum: CurriculumConfig = CurriculumConfig()
 
     def __post_init__(self):
         for name, section_type in SECTION_TYPES.items():
@@ -113,6 +116,7 @@ class ExperimentConfig:
                 raise ValueError(
                     f"ExperimentConfig.{name} must be a {section_type.__name__}, got {type(value).__name__}"
                 )
+        validate_with_env(self.curriculum, self.env)
 
 
 # ----------------------------------------------------------------------------- files
@@ -215,14 +219,15 @@ def apply_overrides(cfg: ExperimentConfig, overrides: Sequence[str]) -> Experime
             raise ValueError(f"override {override!r} must look like section.field=value, e.g. ppo.lr=1e-4")
         section_name, field_name, value = _parse_override(key, text.strip())
         changes.setdefault(section_name, {})[field_name] = value
+    sections = {}
     for section_name, fields in changes.items():
         try:
-            section = dataclasses.replace(getattr(cfg, section_name), **fields)
+            sections[section_name] = dataclasses.replace(getattr(cfg, section_name), **fields)
         except ValueError as err:
             given = ", ".join(f"{section_name}.{name}={value!r}" for name, value in fields.items())
             raise ValueError(f"override {given}: {err}") from err
-        cfg = dataclasses.replace(cfg, **{section_name: section})
-    return cfg
+    # One replace, so sections that must agree (env.boards, curriculum.promote_at) change together.
+    return dataclasses.replace(cfg, **sections)
 
 
 def _parse_override(key: str, text: str) -> tuple[str, str, Any]:

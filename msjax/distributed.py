@@ -148,6 +148,19 @@ def place(state: Any, mesh: Mesh) -> Any:
     return jax.tree.map(put, state, state_shardings(state, mesh))
 
 
+def put_like(tree: Any, template: Any) -> Any:
+    """``tree``'s values (the same in every process) as arrays placed like ``template``'s
+    leaves (a new value for state already on a mesh, e.g. a curriculum promotion)."""
+
+    def put(value: Any, like: Any) -> Any:
+        if not isinstance(like, jax.Array):
+            return value
+        value = host_value(value)
+        return jax.make_array_from_callback(value.shape, like.sharding, lambda index: value[index])
+
+    return jax.tree.map(put, tree, template)
+
+
 def constrain(tree: Any, mesh: Mesh | None, spec: PartitionSpec) -> Any:
     """``tree``'s leaves constrained to ``spec`` on ``mesh`` inside a jitted function
     (nothing when ``mesh`` is None)."""

@@ -30,6 +30,16 @@ Choices the seed leaves open, fixed here:
   accepts any hidden cell.
 
 Flood fill runs on bit-packed rows (one ``uint32`` per row), so ``W <= 32``.
+
+**Board mixes (padding).** With ``boards`` set, one config plays boards of several sizes
+and mine counts in one batch: every board lives in the top-left ``rows x cols`` corner of
+an ``H x W`` array, and ``EnvState.board`` says which entry of ``boards`` it plays. The
+cells outside that rectangle (the *padding*) never hold a mine, are never revealed (the
+flood fill stops at the playable edge), do not count towards the win, are never legal
+actions (``step`` treats an action on one as invalid), and ``observe`` adds a channel
+marking the playable cells. A game on a padded board is the game on the unpadded board:
+same mines for the same key, same moves, same rewards (tested). Without ``boards`` none of
+this code runs: the state's ``board`` is None and the compiled step is unchanged.
 """
 
 from __future__ import annotations
@@ -69,6 +79,13 @@ class EnvConfig:
       density_band: ``(low, high)`` mine densities; each game draws its mine count
         uniformly from the integers in ``[ceil(low*H*W), floor(high*H*W)]``.
       max_steps: end a game (lost, not won) after this many steps; 0 means no limit.
+      boards: a board mix, ``((rows, cols, fewest_mines, most_mines), ...)``, each board
+        padded to ``H x W`` (``rows <= H``, ``cols <= W``; ``board_spec`` builds an entry
+        from a mine count or a density band). Each game plays one of them, drawn at reset
+        from traced weights (``reset``, ``batch_step``), with a mine count drawn uniformly
+        from its ``[fewest, most]``. Empty (default): one unpadded ``H x W`` board with
+        ``mine_count`` or ``density_band`` mines; with boards, ``mine_count`` is unused and
+        ``density_band`` must be None.
     """
 
     H: int = 8
@@ -88,6 +105,7 @@ class EnvConfig:
     frontier_only_reveals: bool = False
     density_band: tuple[float, float] | None = None
     max_steps: int = 0
+    boards: tuple[tuple[int, int, int, int], ...] = ()
 
     def __post_init__(self):
         validate_config(self)
@@ -106,16 +124,76 @@ class EnvConfig:
 
         The largest cleared area is a full 3x3 block when the board allows one.
         """
-        cleared = min(self.H, 3) * min(self.W, 3) if self.guarantee_safe_neighborhood else 1
-        return self.num_cells - cleared
+        return max_mines(self.H, self.W, self.guarantee_safe_neighborhood)
+
+    @property
+    def padded(self) -> bool:
+        """The config plays a board mix padded to ``H x W`` (``boards`` is set)."""
+        return bool(self.boards)
 
     @property
     def mine_count_range(self) -> tuple[int, int]:
         """Smallest and largest mine count a game of this config can have."""
+        if self.boards:
+            return min(b[2] for b in self.boards), max(b[3] for b in self.boards)
         if self.density_band is None:
             return self.mine_count, self.mine_count
         low, high = self.density_band
         return math.ceil(low * self.num_cells - 1e-9), math.floor(high * self.num_cells + 1e-9)
+
+
+def max_mines(rows: int, cols: int, guarantee_safe_neighborhood: bool) -> int:
+    """Most mines a ``rows x cols`` board holds once the first click (and, with the
+    guarantee, its neighbourhood: a full 3x3 block where the board allows one) is clear."""
+    cleared = min(rows, 3) * min(cols, 3) if guarantee_safe_neighborhood else 1
+    return rows * cols - cleared
+
+
+def board_spec(
+    rows: int, cols: int, mines: int | None = None, density_band: tuple[float, float] | None = None
+) -> tuple[int, int, int, int]:
+    """An entry of ``EnvConfig.boards``: ``(rows, cols, fewest, most)`` mines.
+
+    Give either ``mines`` (a fixed count) or ``density_band`` ``(low, high)``, which allows
+    the whole mine counts in ``[ceil(low*rows*cols), floor(high*rows*cols)]`` (as
+    ``EnvConfig.density_band`` does).
+    """
+    if (mines is None) == (density_band is None):
+        raise ValueError(f"board_spec({rows}, {cols}): give exactly one of mines and density_band")
+    if mines is not None:
+        return (rows, cols, mines, mines)
+    low, high = density_band
+    cells = rows * cols
+    return (rows, cols, math.ceil(low * cells - 1e-9), math.floor(high * cells + 1e-9))
+
+
+def _validate_boards(cfg: EnvConfig) -> None:
+    if cfg.density_band is not None:
+        raise ValueError(
+            f"EnvConfig.density_band={cfg.density_band!r} must be None when boards is set "
+            "(give each board its own mine range with board_spec)"
+        )
+    if not isinstance(cfg.boards, tuple):
+        raise ValueError(f"EnvConfig.boards={cfg.boards!r} must be a tuple of (rows, cols, fewest, most)")
+    for i, board in enumerate(cfg.boards):
+        if (
+            not isinstance(board, tuple)
+            or len(board) != 4
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in board)
+        ):
+            raise ValueError(f"EnvConfig.boards[{i}]={board!r} must be four ints (rows, cols, fewest, most)")
+        rows, cols, fewest, most = board
+        if not (1 <= rows <= cfg.H and 1 <= cols <= cfg.W and rows * cols >= 2):
+            raise ValueError(
+                f"EnvConfig.boards[{i}]={board!r}: rows must be in [1, H={cfg.H}], cols in "
+                f"[1, W={cfg.W}], and the board needs at least 2 cells"
+            )
+        most_allowed = max_mines(rows, cols, cfg.guarantee_safe_neighborhood)
+        if not 1 <= fewest <= most <= most_allowed:
+            raise ValueError(
+                f"EnvConfig.boards[{i}]={board!r}: mines must satisfy 1 <= fewest <= most <= "
+                f"{most_allowed} on a {rows}x{cols} board"
+            )
 
 
 def validate_config(cfg: EnvConfig) -> None:
@@ -134,6 +212,8 @@ def validate_config(cfg: EnvConfig) -> None:
         raise ValueError(f"EnvConfig: a {cfg.H}x{cfg.W} board has fewer than 2 cells")
     if cfg.max_steps < 0:
         raise ValueError(f"EnvConfig.max_steps={cfg.max_steps} must be >= 0 (0 = no limit)")
+    if cfg.boards:
+        _validate_boards(cfg)
     most = cfg.max_mines_allowed
     rule = "a safe first-click neighbourhood" if cfg.guarantee_safe_neighborhood else "a safe first click"
     if cfg.density_band is None:
@@ -176,6 +256,7 @@ class EnvState:
       won: bool[], every safe cell is revealed.
       mine_count: int32[], mines in this game.
       key: PRNG key of this game (mine placement; the next game's key under auto-reset).
+      board: int32[], the entry of ``cfg.boards`` this game plays; None without boards.
     """
 
     mine_mask: jax.Array
@@ -188,6 +269,7 @@ class EnvState:
     won: jax.Array
     mine_count: jax.Array
     key: jax.Array
+    board: jax.Array | None = None
 
 
 # ----------------------------------------------------------------------------- bit rows
@@ -236,6 +318,52 @@ def dilate(cells: jax.Array) -> jax.Array:
     return (neighbour_sum(cells) > 0) | cells
 
 
+# ----------------------------------------------------------------------------- board mixes
+
+
+def _board_table(cfg: EnvConfig, column: int) -> jax.Array:
+    """int32[K]: one column (0 rows, 1 cols, 2 fewest, 3 most) of ``cfg.boards``."""
+    return jnp.asarray([board[column] for board in cfg.boards], jnp.int32)
+
+
+def board_shape(state: EnvState, cfg: EnvConfig) -> tuple[Any, Any]:
+    """``(rows, cols)`` of the board a game plays: int32[] each with ``boards``, else the
+    static ``(H, W)`` as Python ints (so unpadded code compiles as before)."""
+    if not cfg.boards:
+        return cfg.H, cfg.W
+    return _board_table(cfg, 0)[state.board], _board_table(cfg, 1)[state.board]
+
+
+def playable(state: EnvState, cfg: EnvConfig) -> jax.Array:
+    """bool[H, W]: the cells of the game's board (all of them without ``boards``)."""
+    if not cfg.boards:
+        return jnp.ones((cfg.H, cfg.W), bool)
+    rows, cols = board_shape(state, cfg)
+    return (jnp.arange(cfg.H)[:, None] < rows) & (jnp.arange(cfg.W)[None, :] < cols)
+
+
+def _playable_rows(state: EnvState, cfg: EnvConfig) -> jax.Array:
+    """uint32[H]: ``playable`` bit-packed (padded configs only)."""
+    rows, cols = board_shape(state, cfg)
+    shift = jnp.minimum(cols, 31).astype(jnp.uint32)
+    full_row = jnp.where(cols >= 32, jnp.uint32(0xFFFFFFFF), jnp.left_shift(jnp.uint32(1), shift) - 1)
+    return jnp.where(jnp.arange(cfg.H) < rows, full_row, jnp.uint32(0))
+
+
+def _num_board_cells(state: EnvState, cfg: EnvConfig) -> Any:
+    rows, cols = board_shape(state, cfg)
+    return rows * cols
+
+
+def _draw_board(key: jax.Array, cfg: EnvConfig, board_weights: jax.Array | None) -> jax.Array:
+    """int32[]: an index into ``cfg.boards``, uniform or drawn by ``board_weights`` (float[K],
+    non-negative, not all zero; they need not sum to 1)."""
+    if board_weights is None:
+        return jax.random.randint(key, (), 0, len(cfg.boards), dtype=jnp.int32)
+    chex.assert_shape(board_weights, (len(cfg.boards),))
+    return jax.random.categorical(key, jnp.log(board_weights)).astype(jnp.int32)
+
+
 # ----------------------------------------------------------------------------- reset
 
 
@@ -246,7 +374,9 @@ def _draw_mine_count(key: jax.Array, cfg: EnvConfig) -> jax.Array:
     return jax.random.randint(key, (), fewest, most + 1, dtype=jnp.int32)
 
 
-def _empty_state(key: jax.Array, mine_count: jax.Array, cfg: EnvConfig) -> EnvState:
+def _empty_state(
+    key: jax.Array, mine_count: jax.Array, cfg: EnvConfig, board: jax.Array | None = None
+) -> EnvState:
     cells = jnp.zeros((cfg.H, cfg.W), bool)
     return EnvState(
         mine_mask=cells,
@@ -259,26 +389,63 @@ def _empty_state(key: jax.Array, mine_count: jax.Array, cfg: EnvConfig) -> EnvSt
         won=jnp.bool_(False),
         mine_count=jnp.asarray(mine_count, jnp.int32),
         key=key,
+        board=None if board is None else jnp.asarray(board, jnp.int32),
     )
 
 
-def reset(key: jax.Array, cfg: EnvConfig) -> EnvState:
+def reset(key: jax.Array, cfg: EnvConfig, board_weights: jax.Array | None = None) -> EnvState:
     """A fresh game: nothing revealed, mines placed at the first reveal.
 
-    Costs almost nothing: no random draw beyond the mine count of a density band.
+    Costs almost nothing: no random draw beyond the mine count of a density band (and,
+    with ``boards``, the board: drawn by ``board_weights``, float[K], or uniformly when
+    they are None; they are traced, so changing them does not recompile).
     """
+    if cfg.boards:
+        board_key, game_key = jax.random.split(key)
+        return reset_on_board(game_key, cfg, _draw_board(board_key, cfg, board_weights))
     if cfg.density_band is None:
         return _empty_state(key, jnp.int32(cfg.mine_count), cfg)
     count_key, game_key = jax.random.split(key)
     return _empty_state(game_key, _draw_mine_count(count_key, cfg), cfg)
 
 
-def from_mines(mine_mask: jax.Array, cfg: EnvConfig, key: jax.Array | None = None) -> EnvState:
-    """A game with exactly this layout (``bool[H, W]``); nothing moves at the first click."""
+def reset_on_board(key: jax.Array, cfg: EnvConfig, board: Any) -> EnvState:
+    """A fresh game on ``cfg.boards[board]`` (``board``: int or int32[], may be traced).
+
+    With the same ``key`` it is the game ``reset(key, unpadded)`` deals on that board's own
+    config (same mine count, same mines at the same first click), when all of ``boards``
+    have fixed mine counts or all have ranges.
+    """
+    if not cfg.boards:
+        raise ValueError("reset_on_board needs EnvConfig.boards; use reset for a single board")
+    board = jnp.asarray(board, jnp.int32)
+    fewest, most = _board_table(cfg, 2)[board], _board_table(cfg, 3)[board]
+    if all(b[2] == b[3] for b in cfg.boards):
+        return _empty_state(key, fewest, cfg, board)
+    count_key, game_key = jax.random.split(key)
+    count = jax.random.randint(count_key, (), fewest, most + 1, dtype=jnp.int32)
+    return _empty_state(game_key, count, cfg, board)
+
+
+def from_mines(
+    mine_mask: jax.Array, cfg: EnvConfig, key: jax.Array | None = None, board: Any = None
+) -> EnvState:
+    """A game with exactly this layout (``bool[H, W]``); nothing moves at the first click.
+
+    With ``cfg.boards``, ``board`` (an index into them) is required, and mines outside its
+    playable cells are dropped.
+    """
     mine_mask = jnp.asarray(mine_mask, bool)
     chex.assert_shape(mine_mask, (cfg.H, cfg.W))
     key = jax.random.key(0) if key is None else key
-    state = _empty_state(key, jnp.sum(mine_mask, dtype=jnp.int32), cfg)
+    if cfg.boards and board is None:
+        raise ValueError("from_mines: EnvConfig.boards is set, so pass board= (an index into boards)")
+    if not cfg.boards and board is not None:
+        raise ValueError("from_mines: board= needs EnvConfig.boards")
+    state = _empty_state(key, jnp.int32(0), cfg, board)
+    if cfg.boards:
+        mine_mask = mine_mask & playable(state, cfg)
+    state = state.replace(mine_count=jnp.sum(mine_mask, dtype=jnp.int32))
     return state.replace(
         mine_mask=mine_mask,
         counts=neighbour_sum(mine_mask).astype(jnp.int8),
@@ -295,9 +462,12 @@ def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
     cells is plain arithmetic (no prefix sum).
     """
     r, c = cell // cfg.W, cell % cfg.W
+    # A padded board is its own rows x cols board: ranks count its cells only, so the same
+    # draws give the same mines as on the unpadded board.
+    board_rows, board_cols = board_shape(state, cfg)
     reach = 1 if cfg.guarantee_safe_neighborhood else 0
-    top, bottom = jnp.maximum(r - reach, 0), jnp.minimum(r + reach, cfg.H - 1)
-    left, right = jnp.maximum(c - reach, 0), jnp.minimum(c + reach, cfg.W - 1)
+    top, bottom = jnp.maximum(r - reach, 0), jnp.minimum(r + reach, board_rows - 1)
+    left, right = jnp.maximum(c - reach, 0), jnp.minimum(c + reach, board_cols - 1)
     block_width = right - left + 1
     rows = jnp.arange(cfg.H)[:, None]
     cols = jnp.arange(cfg.W)[None, :]
@@ -306,8 +476,8 @@ def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
     cleared_before = jnp.clip(rows - top, 0, bottom - top + 1) * block_width + jnp.where(
         in_rows, jnp.clip(cols - left, 0, block_width), 0
     )
-    rank = (rows * cfg.W + cols - cleared_before).reshape(-1)
-    num_allowed = cfg.num_cells - (bottom - top + 1) * block_width
+    rank = (rows * board_cols + cols - cleared_before).reshape(-1)
+    num_allowed = board_rows * board_cols - (bottom - top + 1) * block_width
 
     k = state.mine_count
     _, most = cfg.mine_count_range
@@ -322,6 +492,8 @@ def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
 
     chosen = jax.lax.fori_loop(0, most, floyd, jnp.zeros(cfg.num_cells, bool))
     mine_mask = ~excluded & chosen[rank].reshape(cfg.H, cfg.W)
+    if cfg.boards:
+        mine_mask = mine_mask & playable(state, cfg)
     return state.replace(
         mine_mask=mine_mask,
         counts=neighbour_sum(mine_mask).astype(jnp.int8),
@@ -342,6 +514,8 @@ def _needs_mines(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Arra
     """bool[]: the action is the game's first reveal, so mines go down now."""
     cell, is_flag = _decode(action, cfg)
     hidden = ~state.revealed.reshape(-1)[cell]
+    if cfg.boards:
+        hidden = hidden & playable(state, cfg).reshape(-1)[cell]
     return ~state.done & ~state.first_click_done & ~is_flag & hidden
 
 
@@ -350,12 +524,17 @@ def _needs_cascade(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Ar
     cell, is_flag = _decode(action, cfg)
     zero = (state.counts.reshape(-1)[cell] == 0) & ~state.mine_mask.reshape(-1)[cell]
     hidden = ~state.revealed.reshape(-1)[cell]
+    if cfg.boards:
+        hidden = hidden & playable(state, cfg).reshape(-1)[cell]
     return ~state.done & ~is_flag & hidden & zero
 
 
-def _zero_rows(state: EnvState) -> jax.Array:
-    """uint32[H]: the safe cells with no mine around them, bit-packed."""
-    return pack_rows((state.counts == 0) & ~state.mine_mask)
+def _zero_rows(state: EnvState, cfg: EnvConfig | None = None) -> jax.Array:
+    """uint32[H]: the safe (playable) cells with no mine around them, bit-packed."""
+    zero = (state.counts == 0) & ~state.mine_mask
+    if cfg is not None and cfg.boards:
+        zero = zero & playable(state, cfg)
+    return pack_rows(zero)
 
 
 def _click_rows(action: jax.Array, cfg: EnvConfig) -> jax.Array:
@@ -397,6 +576,8 @@ def _apply_action(
     cell, is_flag = _decode(action, cfg)
     one_hot = (jnp.arange(cfg.num_cells) == cell).reshape(cfg.H, cfg.W)
     valid = ~state.done & ~state.revealed.reshape(-1)[cell]
+    if cfg.boards:
+        valid = valid & playable(state, cfg).reshape(-1)[cell]
     reveal = valid & ~is_flag
     toggle = valid & is_flag
 
@@ -406,7 +587,7 @@ def _apply_action(
     new_safe = jnp.sum(opened & ~state.revealed & ~state.mine_mask, dtype=jnp.int32)
     flags = jnp.where(toggle, state.flags ^ one_hot, state.flags) & ~revealed
 
-    safe_cells = cfg.num_cells - state.mine_count
+    safe_cells = _num_board_cells(state, cfg) - state.mine_count
     won = ~hit_mine & (jnp.sum(revealed & ~state.mine_mask, dtype=jnp.int32) == safe_cells)
     won = won & state.first_click_done
     step_count = state.step_count + jnp.where(state.done, 0, 1)
@@ -461,7 +642,9 @@ def step(
       ``revealed_fraction`` (of the safe cells), all scalars.
     """
     state = _place_if_needed(state, action, cfg)
-    opened_rows = _cascade(_zero_rows(state), _click_rows(action, cfg), cfg)
+    opened_rows = _cascade(_zero_rows(state, cfg), _click_rows(action, cfg), cfg)
+    if cfg.boards:
+        opened_rows = opened_rows & _playable_rows(state, cfg)
     return _apply_action(state, action, opened_rows, cfg)
 
 
@@ -469,9 +652,15 @@ def step(
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
-def batch_reset(key: jax.Array, cfg: EnvConfig, num_envs: int) -> EnvState:
-    """``num_envs`` fresh games, each with its own key: an ``EnvState`` with a batch axis."""
-    return jax.vmap(reset, in_axes=(0, None))(jax.random.split(key, num_envs), cfg)
+def batch_reset(
+    key: jax.Array, cfg: EnvConfig, num_envs: int, board_weights: jax.Array | None = None
+) -> EnvState:
+    """``num_envs`` fresh games, each with its own key: an ``EnvState`` with a batch axis.
+
+    With ``cfg.boards`` each game's board is drawn by ``board_weights`` (float[K]; uniform
+    when None)."""
+    keys = jax.random.split(key, num_envs)
+    return jax.vmap(reset, in_axes=(0, None, None))(keys, cfg, board_weights)
 
 
 def _map_pending(fn, pending: jax.Array, inputs: Any, outputs: Any) -> Any:
@@ -505,16 +694,16 @@ def _map_pending(fn, pending: jax.Array, inputs: Any, outputs: Any) -> Any:
     return outputs
 
 
-def _auto_reset(state: EnvState, cfg: EnvConfig) -> EnvState:
+def _auto_reset(state: EnvState, cfg: EnvConfig, board_weights: jax.Array | None) -> EnvState:
     # Placement already moved ``key`` on to a fresh stream, and a game that ended before
     # its first reveal drew nothing from its key, so the next game may start from it.
-    fresh = reset(state.key, cfg)
+    fresh = reset(state.key, cfg, board_weights)
     return jax.tree.map(lambda new, old: jnp.where(state.done, new, old), fresh, state)
 
 
 @functools.partial(jax.jit, static_argnums=(2,))
 def batch_step(
-    states: EnvState, actions: jax.Array, cfg: EnvConfig
+    states: EnvState, actions: jax.Array, cfg: EnvConfig, board_weights: jax.Array | None = None
 ) -> tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]:
     """Steps a batch of games and starts a new game on every board that finished.
 
@@ -527,6 +716,9 @@ def batch_step(
       states: ``EnvState`` with a leading batch axis ``[B]``.
       actions: int32[B].
       cfg: the static config.
+      board_weights: float[K], with ``cfg.boards``: how the new games of finished boards
+        pick their board (uniform when None). Traced: a curriculum changes them without
+        recompiling.
 
     Returns:
       ``(states, reward: float32[B], done: bool[B], info)`` with ``info`` as in ``step``,
@@ -539,24 +731,29 @@ def batch_step(
     states = _map_pending(place, per_board(_needs_mines)(states, actions, cfg), (states, cells), states)
 
     click_rows = jax.vmap(_click_rows, in_axes=(0, None))(actions, cfg)
-    zero_rows = jax.vmap(_zero_rows)(states)
+    zero_rows = jax.vmap(_zero_rows, in_axes=(0, None))(states, cfg)
     cascade = lambda z, c: jax.vmap(_cascade, in_axes=(0, 0, None))(z, c, cfg)  # noqa: E731
     needs_cascade = per_board(_needs_cascade)(states, actions, cfg)
     opened_rows = _map_pending(cascade, needs_cascade, (zero_rows, click_rows), click_rows)
+    if cfg.boards:
+        opened_rows = opened_rows & jax.vmap(_playable_rows, in_axes=(0, None))(states, cfg)
 
     apply = jax.vmap(_apply_action, in_axes=(0, 0, 0, None))
     states, reward, done, info = apply(states, actions, opened_rows, cfg)
-    restart = jax.vmap(_auto_reset, in_axes=(0, None))
-    states = jax.lax.cond(jnp.any(done), lambda s: restart(s, cfg), lambda s: s, states)
+    restart = jax.vmap(_auto_reset, in_axes=(0, None, None))
+    states = jax.lax.cond(jnp.any(done), lambda s: restart(s, cfg, board_weights), lambda s: s, states)
     return states, reward, done, info
 
 
 # ----------------------------------------------------------------------------- views
 
 
-def frontier(state: EnvState) -> jax.Array:
-    """bool[H, W]: hidden cells next to a revealed cell."""
-    return dilate(state.revealed) & ~state.revealed
+def frontier(state: EnvState, cfg: EnvConfig | None = None) -> jax.Array:
+    """bool[H, W]: hidden cells next to a revealed cell (playable ones, given a padded ``cfg``)."""
+    near = dilate(state.revealed) & ~state.revealed
+    if cfg is not None and cfg.boards:
+        near = near & playable(state, cfg)
+    return near
 
 
 def action_mask(state: EnvState, cfg: EnvConfig, frontier_only: Any = None) -> jax.Array:
@@ -564,20 +761,24 @@ def action_mask(state: EnvState, cfg: EnvConfig, frontier_only: Any = None) -> j
 
     With ``frontier_only`` (default ``cfg.frontier_only_reveals``; may be a traced bool so a
     training loop can switch it off without recompiling) reveals are limited to the
-    frontier whenever the frontier is not empty. A finished game has no legal action.
+    frontier whenever the frontier is not empty. A finished game has no legal action, and
+    no padded cell ever is one.
     """
     hidden = ~state.revealed & ~state.done
+    if cfg.boards:
+        hidden = hidden & playable(state, cfg)
     if frontier_only is None:
         frontier_only = cfg.frontier_only_reveals
-    near = frontier(state)
+    near = frontier(state, cfg)
     restrict = jnp.asarray(frontier_only) & jnp.any(near)
     reveal_ok = jnp.where(restrict, hidden & near, hidden)
     return jnp.concatenate([reveal_ok.reshape(-1), hidden.reshape(-1)])
 
 
 def num_channels(cfg: EnvConfig) -> int:
-    """Channels of ``observe``: 11, plus 1 for the frontier, plus 2 for the scalars."""
-    return NUM_BASE_CHANNELS + int(cfg.obs_frontier) + 2 * int(cfg.obs_scalars)
+    """Channels of ``observe``: 11, plus 1 for the frontier, plus 2 for the scalars, plus 1
+    for the playable cells of a board mix."""
+    return NUM_BASE_CHANNELS + int(cfg.obs_frontier) + 2 * int(cfg.obs_scalars) + int(cfg.padded)
 
 
 def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
@@ -585,35 +786,42 @@ def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
 
     Channels: revealed, flags, one-hot of the number (0..8) on revealed cells; then the
     frontier (``obs_frontier``); then ``remaining_mines_ratio`` = (mines - flags) / mines
-    and ``progress`` = revealed safe cells / safe cells, broadcast (``obs_scalars``).
+    and ``progress`` = revealed safe cells / safe cells, broadcast over the whole array
+    (``obs_scalars``); then, with ``boards``, the playable cells (1 on the board, 0 on its
+    padding), so the network tells the board's edge from hidden cells.
     """
     revealed = state.revealed
     numbers = (state.counts[None] == jnp.arange(9, dtype=jnp.int8)[:, None, None]) & revealed
     channels = [revealed[None], state.flags[None], numbers]
     if cfg.obs_frontier:
-        channels.append(frontier(state)[None])
+        channels.append(frontier(state, cfg)[None])
     planes = jnp.concatenate(channels).astype(jnp.float32)
     if cfg.obs_scalars:
         mines = jnp.maximum(state.mine_count, 1).astype(jnp.float32)
         remaining = (mines - jnp.sum(state.flags)) / mines
-        progress = jnp.sum(revealed & ~state.mine_mask) / (cfg.num_cells - mines)
+        progress = jnp.sum(revealed & ~state.mine_mask) / (_num_board_cells(state, cfg) - mines)
         scalars = jnp.stack([remaining, progress]).astype(jnp.float32)
         planes = jnp.concatenate([planes, jnp.broadcast_to(scalars[:, None, None], (2, cfg.H, cfg.W))])
+    if cfg.boards:
+        planes = jnp.concatenate([planes, playable(state, cfg)[None].astype(jnp.float32)])
     return planes
 
 
 def render(state: EnvState, cfg: EnvConfig | None = None) -> str:
     """A plain-text picture of one board, for debugging and test messages.
 
-    ``#`` hidden, ``F`` flag, ``.`` revealed zero, ``1``-``8`` numbers. Once the game is
-    over the mines show: ``*`` a mine, ``X`` the mine that was hit, ``x`` a wrong flag.
+    With a padded ``cfg``, only the game's board is drawn. ``#`` hidden, ``F`` flag, ``.``
+    revealed zero, ``1``-``8`` numbers. Once the game is over the mines show: ``*`` a mine, ``X`` the mine that was hit, ``x`` a wrong flag.
     """
     import numpy as np  # host-side only
 
-    revealed = np.asarray(state.revealed)
-    flags = np.asarray(state.flags)
-    mines = np.asarray(state.mine_mask)
-    counts = np.asarray(state.counts)
+    rows, cols = np.asarray(state.revealed).shape
+    if cfg is not None and cfg.boards:  # only the board, not its padding
+        rows, cols = (int(x) for x in board_shape(state, cfg))
+    revealed = np.asarray(state.revealed)[:rows, :cols]
+    flags = np.asarray(state.flags)[:rows, :cols]
+    mines = np.asarray(state.mine_mask)[:rows, :cols]
+    counts = np.asarray(state.counts)[:rows, :cols]
     over = bool(np.asarray(state.done))
     lines = []
     for r in range(revealed.shape[0]):

@@ -41,14 +41,17 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[f
 
 @functools.lru_cache(maxsize=None)
 def random_agent(cfg: ms_env.EnvConfig) -> Act:
-    """A baseline that reveals a hidden cell uniformly at random (never flags).
+    """A baseline that reveals a hidden (playable) cell uniformly at random (never flags).
 
     The same function object is returned for equal configs, so evaluations reuse its
     compiled game loop.
     """
 
     def act(state: ms_env.EnvState, key: jax.Array) -> jax.Array:
-        hidden = ~state.revealed.reshape(-1)
+        hidden = ~state.revealed
+        if cfg.boards:
+            hidden = hidden & ms_env.playable(state, cfg)
+        hidden = hidden.reshape(-1)
         logits = jnp.where(hidden, 0.0, -jnp.inf)
         return jax.random.categorical(key, logits).astype(jnp.int32)
 
@@ -82,7 +85,8 @@ def _play_batch(
 
     Returns:
       Per-board ``won: bool[B]``, ``finished: bool[B]``, ``steps: int32[B]``,
-      ``revealed_fraction: float32[B]``, ``invalid: int32[B]``, ``returns: float32[B]``.
+      ``revealed_fraction: float32[B]``, ``invalid: int32[B]``, ``returns: float32[B]``,
+      ``mine_count: int32[B]``.
     """
     num_boards = keys.shape[0]
     board_keys, act_keys = jax.vmap(lambda k: tuple(jax.random.split(k)), out_axes=(0, 0))(keys)
@@ -111,6 +115,7 @@ def _play_batch(
         returns = returns + jnp.where(playing, reward, 0.0)
         return t + 1, states, finished | done, won, steps, fraction, invalid, returns
 
+    mine_count = states.mine_count  # each game's, fixed at reset
     carry = (jnp.int32(0), states, no, no, zeros_i, zeros_f, zeros_i, zeros_f)
     _, _, finished, won, steps, fraction, invalid, returns = jax.lax.while_loop(
         running, play_step, carry
@@ -122,6 +127,7 @@ def _play_batch(
         "revealed_fraction": fraction,
         "invalid": invalid,
         "returns": returns,
+        "mine_count": mine_count,
     }
 
 

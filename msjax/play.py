@@ -68,6 +68,10 @@ def board_config(
     the board of ``board`` (None keeps ``base``'s; default beginner without a base) and
     the first-click rule.
 
+    An agent trained on a board mix (``base.boards``) plays the board alone, unpadded but
+    with the mix's observation channels (default: the mix's last board at its fewest
+    mines), so the solver-based diagnostics see whole boards.
+
     Raises:
       ValueError: an unknown board, or mines that do not fit it.
     """
@@ -75,7 +79,11 @@ def board_config(
         base = EnvConfig()
         board = board or "beginner"
     changes: dict[str, Any] = {}
-    if board is not None:
+    if base.boards:
+        rows, cols, fewest, _ = base.boards[-1]
+        height, width, mines = parse_board(board) if board is not None else (rows, cols, fewest)
+        changes.update(H=height, W=width, mine_count=mines, boards=((height, width, mines, mines),))
+    elif board is not None:
         height, width, mines = parse_board(board)
         changes.update(H=height, W=width, mine_count=mines, density_band=None)
     if safe_first_click:

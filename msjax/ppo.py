@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, PartitionSpec
 
+from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import models
@@ -144,6 +145,8 @@ class TrainState:
       env_states: ``EnvState`` batched ``[num_envs]``, the boards in play.
       key: PRNG key for sampling and shuffling.
       update: int32[], PPO updates done so far.
+      curriculum: with a board mix (``env.boards``), the stage and the traced board
+        weights that new games are dealt from (``msjax.curriculum``); None otherwise.
     """
 
     params: Any
@@ -151,6 +154,7 @@ class TrainState:
     env_states: ms_env.EnvState
     key: jax.Array
     update: jax.Array
+    curriculum: curriculum_lib.CurriculumState | None = None
 
 
 @flax.struct.dataclass
@@ -164,7 +168,8 @@ class Transition:
       mine_mask: bool[N, H, W], the true mines (labels only);
       mine_label_mask: bool[N, H, W], hidden cells of boards whose mines are placed;
       won: bool[N] (a game was won at this step); invalid: bool[N];
-      off_frontier: bool[N], a reveal off the frontier while a frontier existed.
+      off_frontier: bool[N], a reveal off the frontier while a frontier existed;
+      board: int32[N], each game's board in a board mix (None without one).
     """
 
     obs: jax.Array
@@ -179,6 +184,7 @@ class Transition:
     won: jax.Array
     invalid: jax.Array
     off_frontier: jax.Array
+    board: jax.Array | None = None
 
 
 @flax.struct.dataclass
@@ -336,23 +342,30 @@ def init_train_state(
     ppo_cfg: PPOConfig,
     params: Any = None,
     mesh: Mesh | None = None,
+    curriculum_cfg: curriculum_lib.CurriculumConfig | None = None,
 ) -> TrainState:
     """A fresh run: new boards, new optimizer, and ``params`` (from imitation) or fresh ones.
 
-    With a ``mesh`` the state is built in place on it, boards split over its devices.
+    With a ``mesh`` the state is built in place on it, boards split over its devices. With
+    a board mix the boards are dealt by the curriculum's stage-0 weights (uniform without
+    ``curriculum_cfg``).
     """
     if mesh is not None:
         distributed.check_divides("ppo.num_envs", ppo_cfg.num_envs, mesh)
-        return distributed.place(init_train_state(key, env_cfg, model_cfg, ppo_cfg, params=params), mesh)
+        fresh = init_train_state(key, env_cfg, model_cfg, ppo_cfg, params=params, curriculum_cfg=curriculum_cfg)
+        return distributed.place(fresh, mesh)
     param_key, env_key, train_key = jax.random.split(key, 3)
     if params is None:
         params = models.init_params(param_key, model_cfg, env_cfg)
+    curriculum = curriculum_lib.init_state(env_cfg, curriculum_cfg)
+    weights = None if curriculum is None else curriculum.board_weights
     return TrainState(
         params=params,
         opt_state=make_optimizer(ppo_cfg).init(params),
-        env_states=ms_env.batch_reset(env_key, env_cfg, ppo_cfg.num_envs),
+        env_states=ms_env.batch_reset(env_key, env_cfg, ppo_cfg.num_envs, weights),
         key=train_key,
         update=jnp.int32(0),
+        curriculum=curriculum,
     )
 
 
@@ -429,7 +442,9 @@ def make_train_chunk(
     minibatches), and from the rollout mean_reward,
     episodes_finished, win_rate_train (games won / games finished), invalid_rate,
     frontier_only (1 while the frontier mask is on) and off_frontier_rate (reveals off
-    the frontier while one existed, per step).
+    the frontier while one existed, per step). With a board mix (``env_cfg.boards``)
+    also curriculum_stage and, per board NAME (``curriculum.board_name``),
+    games_share/NAME (its share of the finished games) and win_rate_train/NAME.
     """
     if not isinstance(num_updates, int) or num_updates < 1:
         raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
@@ -440,15 +455,23 @@ def make_train_chunk(
     # The env step gates work on its whole batch (any board finished, pending cascades);
     # each device runs it on its own boards.
     step_boards = distributed.per_device(lambda states, actions: ms_env.batch_step(states, actions, env_cfg), mesh)
+    # with a board mix, new games are dealt from the traced weights, passed per board so
+    # that every argument of the per-device step is split over the boards
+    step_mixed = distributed.per_device(
+        lambda states, actions, weights: ms_env.batch_step(states, actions, env_cfg, weights[0]), mesh
+    )
     lr_schedule = make_lr_schedule(ppo_cfg)
     observe_boards = jax.vmap(ms_env.observe, in_axes=(0, None))
     mask_boards = jax.vmap(ms_env.action_mask, in_axes=(0, None, None))
-    frontier_boards = jax.vmap(ms_env.frontier)
+    frontier_boards = jax.vmap(ms_env.frontier, in_axes=(0, None))
+    board_names = [curriculum_lib.board_name(board) for board in env_cfg.boards]
     steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
 
     def ppo_update(train_state: TrainState, _):
         params = train_state.params
         frontier_only = train_state.update < ppo_cfg.frontier_mask_until_updates
+        curriculum = train_state.curriculum
+        board_weights = None if curriculum is None else curriculum.board_weights
 
         # COLLECT TRAJECTORIES
         def env_step(carry, _):
@@ -461,13 +484,20 @@ def make_train_chunk(
             action = pi.sample(seed=action_key).astype(jnp.int32)
             log_prob = pi.log_prob(action)
 
-            near = frontier_boards(env_states).reshape(ppo_cfg.num_envs, -1)
+            near = frontier_boards(env_states, env_cfg).reshape(ppo_cfg.num_envs, -1)
             is_reveal = action < env_cfg.num_cells
             cell = action % env_cfg.num_cells
             on_frontier = jnp.take_along_axis(near, cell[:, None], axis=1)[:, 0]
             off_frontier = is_reveal & ~on_frontier & jnp.any(near, axis=1)
 
-            next_states, reward, done, info = step_boards(env_states, action)
+            if board_weights is None:
+                next_states, reward, done, info = step_boards(env_states, action)
+            else:
+                per_board = jnp.broadcast_to(board_weights, (ppo_cfg.num_envs,) + board_weights.shape)
+                next_states, reward, done, info = step_mixed(env_states, action, per_board)
+            label_mask = ~env_states.revealed & env_states.first_click_done[:, None, None]
+            if env_cfg.boards:
+                label_mask = label_mask & jax.vmap(ms_env.playable, in_axes=(0, None))(env_states, env_cfg)
             transition = Transition(
                 obs=obs,
                 action_mask=action_mask,
@@ -477,10 +507,11 @@ def make_train_chunk(
                 reward=reward,
                 done=done,
                 mine_mask=env_states.mine_mask,
-                mine_label_mask=~env_states.revealed & env_states.first_click_done[:, None, None],
+                mine_label_mask=label_mask,
                 won=done & info["won"],
                 invalid=info["invalid"],
                 off_frontier=off_frontier,
+                board=env_states.board,
             )
             return (next_states, key), transition
 
@@ -540,12 +571,21 @@ def make_train_chunk(
             frontier_only=frontier_only.astype(jnp.float32),
             off_frontier_rate=jnp.mean(trajectory.off_frontier.astype(jnp.float32)),
         )
+        if curriculum is not None:
+            metrics["curriculum_stage"] = curriculum.stage.astype(jnp.float32)
+            for index, name in enumerate(board_names):
+                ends_here = trajectory.done & (trajectory.board == index)
+                games = jnp.sum(ends_here, dtype=jnp.float32)
+                metrics[f"games_share/{name}"] = games / jnp.maximum(finished, 1.0)
+                won_here = jnp.sum(trajectory.won & ends_here, dtype=jnp.float32)
+                metrics[f"win_rate_train/{name}"] = won_here / jnp.maximum(games, 1.0)
         next_state = TrainState(
             params=params,
             opt_state=opt_state,
             env_states=env_states,
             key=key,
             update=train_state.update + 1,
+            curriculum=curriculum,
         )
         return next_state, metrics
 

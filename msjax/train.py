@@ -4,7 +4,8 @@ A run is two stages on the device: imitation of the rule solver (when enabled), 
 PPO initialised from its parameters. Each stage runs as jitted chunks of
 ``run.chunk_updates`` updates; this module sees only the chunk boundaries, where it
 logs the per-update metrics (``metrics.jsonl`` and TensorBoard), evaluates the greedy
-policy on fresh boards, saves Orbax checkpoints and updates the progress bar. It is the
+policy on fresh boards (every board of a board mix, and promotes a curriculum:
+``msjax.curriculum``), saves Orbax checkpoints and updates the progress bar. It is the
 only module that touches files, logging and the command line.
 
 Command line (the Flax examples' override convention)::
@@ -45,6 +46,7 @@ from jax.sharding import Mesh
 from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
+from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import evaluate as evaluate_lib
 from msjax import imitation, ppo
@@ -180,12 +182,12 @@ class Stage:
 
 
 @functools.lru_cache(maxsize=None)
-def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates, mesh):
+def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates, mesh=None):
     return ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, num_updates, mesh=mesh)
 
 
 @functools.lru_cache(maxsize=None)
-def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates, mesh):
+def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates, mesh=None):
     return imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates, mesh=mesh)
 
 
@@ -199,6 +201,7 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
     stages = []
     if cfg.imitation.enabled:
         il = cfg.imitation
+        il_env = curriculum_lib.imitation_env(cfg.env)  # a board mix imitates on its first board
         stages.append(
             Stage(
                 name="imitation",
@@ -206,8 +209,8 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
                 first_step=0,
                 first_env_step=0,
                 env_steps_per_update=il.num_envs * il.steps_per_update,
-                init=lambda params: imitation.init_imitation_state(il_key, cfg.env, cfg.model, il, mesh=mesh),
-                make_chunk=lambda n: _imitation_chunk(cfg.env, cfg.model, il, n, mesh),
+                init=lambda params: imitation.init_imitation_state(il_key, il_env, cfg.model, il, mesh=mesh),
+                make_chunk=lambda n: _imitation_chunk(il_env, cfg.model, il, n, mesh),
             )
         )
     done_updates = sum(stage.total_updates for stage in stages)
@@ -220,7 +223,7 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
             first_env_step=done_env_steps,
             env_steps_per_update=cfg.ppo.num_envs * cfg.ppo.steps_per_env,
             init=lambda params: ppo.init_train_state(
-                ppo_key, cfg.env, cfg.model, cfg.ppo, params=params, mesh=mesh
+                ppo_key, cfg.env, cfg.model, cfg.ppo, params=params, mesh=mesh, curriculum_cfg=cfg.curriculum
             ),
             make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n, mesh),
         )
@@ -288,7 +291,14 @@ class MetricsWriter:
         values = {k: v for k, v in results.items() if k != "win_rate_ci95"}
         self._write("eval", stage, update, {**values, "win_rate_low": low, "win_rate_high": high})
 
-    def _write(self, kind: str, stage: Stage, update: int, values: dict[str, float]) -> None:
+    def write_promotion(self, stage: Stage, update: int, to_stage: int, board: str, win_rate: float) -> None:
+        """A curriculum promotion: the stage (board index) entered and the win rate that earned it."""
+        values = {"promoted_to": float(to_stage), "win_rate": win_rate}
+        self._write("promotion", stage, update, values, labels={"board": board})
+
+    def _write(
+        self, kind: str, stage: Stage, update: int, values: dict[str, float], labels: dict[str, str] | None = None
+    ) -> None:
         step = stage.first_step + update
         row = {
             "kind": kind,
@@ -297,6 +307,7 @@ class MetricsWriter:
             "update": update,
             "env_steps": stage.first_env_step + update * stage.env_steps_per_update,
             "time": time.time(),
+            **(labels or {}),
             **{name: _finite_or_none(value) for name, value in values.items()},
         }
         self._file.write(json.dumps(row) + "\n")
@@ -376,11 +387,23 @@ class Progress:
         """Shows the evaluation on the bar and as a line above it."""
         self._win_rate = results["win_rate"]
         low, high = results["win_rate_ci95"]
+        if not self._printing:
+            return
+        self._bar.write(
+            f"{stage.name} update {update}: win rate {results['win_rate']:.1%} [{low:.1%}-{high:.1%}] "
+            f"over {results['episodes']} games, safe cells revealed {results['revealed_fraction']:.1%}"
+        )
+        per_board = {
+            key.split("/")[1]: value
+            for key, value in results.items()
+            if key.startswith("win_rate/") and key.count("/") == 1
+        }
+        if per_board:
+            self._bar.write("  win rate per board: " + ", ".join(f"{b} {v:.1%}" for b, v in per_board.items()))
+
+    def promoted(self, stage: Stage, update: int, board: str) -> None:
         if self._printing:
-            self._bar.write(
-                f"{stage.name} update {update}: win rate {results['win_rate']:.1%} [{low:.1%}-{high:.1%}] "
-                f"over {results['episodes']} games, safe cells revealed {results['revealed_fraction']:.1%}"
-            )
+            self._bar.write(f"{stage.name} update {update}: curriculum promoted to {board}")
 
     def close(self) -> None:
         self._bar.close()
@@ -401,7 +424,8 @@ class RunContext:
 
 def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
     """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
-    evaluation of a run, so evaluations compare like with like).
+    evaluation of a run, so evaluations compare like with like); with a board mix,
+    ``episodes`` games on each board (``evaluate_boards``).
 
     Every process plays the same boards on its own default device (so all agree on the
     checkpoint's win rate); the parameters are copied there from their mesh.
@@ -409,7 +433,48 @@ def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[s
     agent = agent_lib.from_params(distributed.host_value(params), cfg)
     seed = cfg.run.seed + 1_000_003  # boards never drawn by training's keys
     batch_size = cfg.run.eval_batch_size
+    if cfg.env.boards:
+        eval_mines = cfg.curriculum.eval_mines or (None,) * len(cfg.env.boards)
+        return evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
     return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
+
+
+def evaluate_boards(
+    agent: agent_lib.Agent,
+    env_cfg: Any,
+    episodes: int,
+    seed: int,
+    batch_size: int,
+    eval_mines: Sequence[int | None],
+) -> dict[str, Any]:
+    """``episodes`` games on each board of a board mix, padded as in training, board ``i``
+    with ``eval_mines[i]`` mines (None: over its range).
+
+    Returns the last board's figures (the curriculum's target: its win rate is the run's
+    headline and picks the best checkpoint) plus, per board NAME, ``win_rate/NAME`` and
+    ``revealed_fraction/NAME``, and for a board with a mine range ``win_rate/NAME/sparse``
+    and ``win_rate/NAME/dense`` (games with at most / more than the range's midpoint).
+    """
+    results: dict[str, Any] = {}
+    for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
+        board_cfg = curriculum_lib.board_env(env_cfg, index, mines)
+        games = evaluate_lib.play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
+        summary = evaluate_lib.summarize(games)
+        name = curriculum_lib.board_name(board)
+        results.update(summary)  # the last board's figures stay
+        results[f"win_rate/{name}"] = summary["win_rate"]
+        results[f"revealed_fraction/{name}"] = summary["revealed_fraction"]
+        fewest, most = board_cfg.boards[0][2:]
+        if fewest < most:
+            sparse = games["mine_count"] <= (fewest + most) / 2
+            for label, games_here in (("sparse", sparse), ("dense", ~sparse)):
+                won = games["won"][games_here]
+                results[f"win_rate/{name}/{label}"] = float(won.mean()) if won.size else float("nan")
+    return results
+
+
+def _board_win_rates(results: dict[str, Any], env_cfg: Any) -> list[float]:
+    return [results[f"win_rate/{curriculum_lib.board_name(board)}"] for board in env_cfg.boards]
 
 
 def _crossed(before: int, after: int, every: int) -> bool:
@@ -434,7 +499,7 @@ def run_stage(
             metrics = distributed.host_value(metrics)
             update_after = int(distributed.host_value(state.update))
             ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
-            results = after_chunk(stage, state, update, metrics, ctx, eval_episodes_at_end)
+            state, results = after_chunk(stage, state, update, metrics, ctx, eval_episodes_at_end)
             update = update_after
         except KeyboardInterrupt:
             _save_on_interrupt(stage, state, ctx)
@@ -449,9 +514,11 @@ def after_chunk(
     metrics: dict[str, np.ndarray],
     ctx: RunContext,
     eval_episodes_at_end: int,
-) -> dict | None:
-    """Logs a finished chunk, then evaluates and checkpoints when due: at the first chunk
-    boundary past each interval and at the end of the stage. Returns the evaluation, if any."""
+) -> tuple[Any, dict | None]:
+    """Logs a finished chunk, then evaluates (and, with a curriculum, promotes) and
+    checkpoints when due: at the first chunk boundary past each interval and at the end of
+    the stage. Returns the state (its curriculum advanced by a promotion) and the
+    evaluation, if any."""
     run_cfg, update = ctx.cfg.run, int(distributed.host_value(state.update))
     ctx.writer.write_updates(stage, previous, metrics)
     at_end = update == stage.total_updates
@@ -461,11 +528,30 @@ def after_chunk(
         results = evaluate_params(state.params, ctx.cfg, episodes)
         ctx.writer.write_eval(stage, update, results)
         ctx.progress.evaluated(stage, update, results)
+        state = maybe_promote(stage, state, update, results, ctx)
     if results is not None or _crossed(previous, update, run_cfg.checkpoint_every_updates):
         step = stage.first_step + update
         ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg, metrics=results)
     ctx.writer.flush()
-    return results
+    return state, results
+
+
+def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any], ctx: RunContext) -> Any:
+    """``state`` moved on to the curriculum's next stage when this evaluation earns it
+    (``curriculum.promote``); the promotion is logged. Only the traced weights change, so
+    the compiled chunk is reused."""
+    current = getattr(state, "curriculum", None)
+    if current is None:
+        return state
+    win_rates = _board_win_rates(results, ctx.cfg.env)
+    promoted, changed = curriculum_lib.promote(distributed.host_value(current), win_rates, update, ctx.cfg.curriculum)
+    if not changed:
+        return state
+    to_stage = int(promoted.stage)
+    board = curriculum_lib.board_name(ctx.cfg.env.boards[to_stage])
+    ctx.writer.write_promotion(stage, update, to_stage, board, win_rates[to_stage - 1])
+    ctx.progress.promoted(stage, update, board)
+    return state.replace(curriculum=distributed.put_like(promoted, current))
 
 
 def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext) -> None:
