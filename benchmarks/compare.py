@@ -60,7 +60,8 @@ def agent_row(agent, board: str, rule: str, games: int, args: argparse.Namespace
         guarantee_safe_neighborhood=RULES[rule],
     )
     start = time.perf_counter()
-    result = evaluate(agent.for_board(cfg), cfg, episodes=games, seed=args.seed, batch_size=args.batch)
+    batch = min(args.batch, games)
+    result = evaluate(agent.for_board(cfg), cfg, episodes=games, seed=args.seed, batch_size=batch)
     elapsed = time.perf_counter() - start
     return {
         "games": result["episodes"],
@@ -104,6 +105,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--agent", action="append", default=[], metavar="RUN", help="an agent run (repeatable)")
     parser.add_argument("--games", type=int, default=5000, help="games per row of the JAX players and agents")
     parser.add_argument("--exact-games", type=int, default=None, help="games per exact row (default games/10)")
+    parser.add_argument("--agent-games", type=int, default=None, help="games per agent row (default --games)")
     parser.add_argument(
         "--quick", action="store_true", help=f"a smoke test: {QUICK['games']} games, {QUICK['exact_games']} exact"
     )
@@ -126,6 +128,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.games < 1:
         parser.error(f"--games {args.games}: must be >= 1")
     args.exact_games = args.exact_games or max(1, args.games // 10)
+    args.agent_games = args.agent_games or args.games
     return args
 
 
@@ -144,7 +147,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 rows.append(solver_winrate.make_row(player, board, rule, baseline_row(player, board, rule, games, args)))
                 print(f"# {player} {board} {rule}: {100 * rows[-1]['win_rate']:.1f}%", file=sys.stderr, flush=True)
             for name, agent in agents:
-                rows.append(solver_winrate.make_row(name, board, rule, agent_row(agent, board, rule, args.games, args)))
+                row = agent_row(agent, board, rule, args.agent_games, args)
+                rows.append(solver_winrate.make_row(name, board, rule, row))
                 print(f"# {name} {board} {rule}: {100 * rows[-1]['win_rate']:.1f}%", file=sys.stderr, flush=True)
             rows.append(pseq_row(board, rule))
     table = markdown(rows)
