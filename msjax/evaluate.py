@@ -86,7 +86,7 @@ def _play_batch(
     Returns:
       Per-board ``won: bool[B]``, ``finished: bool[B]``, ``steps: int32[B]``,
       ``revealed_fraction: float32[B]``, ``invalid: int32[B]``, ``returns: float32[B]``,
-      ``mine_count: int32[B]``.
+      ``mine_count: int32[B]``, ``revealed_cells: int32[B]`` (safe cells the game opened).
     """
     num_boards = keys.shape[0]
     board_keys, act_keys = jax.vmap(lambda k: tuple(jax.random.split(k)), out_axes=(0, 0))(keys)
@@ -101,7 +101,7 @@ def _play_batch(
         return (t < max_steps) & ~jnp.all(finished)
 
     def play_step(carry):
-        t, states, finished, won, steps, fraction, invalid, returns = carry
+        t, states, finished, won, steps, fraction, invalid, returns, cells = carry
         step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
         actions = jax.vmap(policy, in_axes=(None, 0, 0))(agent, states, step_keys)
         actions = jnp.where(finished, harmless, jnp.asarray(actions, jnp.int32))
@@ -113,11 +113,12 @@ def _play_batch(
         fraction = jnp.where(playing, info["revealed_fraction"].astype(jnp.float32), fraction)
         invalid = invalid + (playing & info["invalid"]).astype(jnp.int32)
         returns = returns + jnp.where(playing, reward, 0.0)
-        return t + 1, states, finished | done, won, steps, fraction, invalid, returns
+        cells = cells + jnp.where(playing, info["new_revealed"], 0)
+        return t + 1, states, finished | done, won, steps, fraction, invalid, returns, cells
 
     mine_count = states.mine_count  # each game's, fixed at reset
-    carry = (jnp.int32(0), states, no, no, zeros_i, zeros_f, zeros_i, zeros_f)
-    _, _, finished, won, steps, fraction, invalid, returns = jax.lax.while_loop(
+    carry = (jnp.int32(0), states, no, no, zeros_i, zeros_f, zeros_i, zeros_f, zeros_i)
+    _, _, finished, won, steps, fraction, invalid, returns, cells = jax.lax.while_loop(
         running, play_step, carry
     )
     return {
@@ -128,6 +129,7 @@ def _play_batch(
         "invalid": invalid,
         "returns": returns,
         "mine_count": mine_count,
+        "revealed_cells": cells,
     }
 
 
@@ -218,6 +220,29 @@ def summarize(games: dict[str, np.ndarray]) -> dict[str, Any]:
     }
 
 
+def reward_components(games: dict[str, np.ndarray], cfg: ms_env.EnvConfig) -> dict[str, float]:
+    """The mean return per game split by where it came from (the env's reward rules).
+
+    ``progress`` (``progress_reward`` per safe cell opened), ``win`` and ``loss`` (the
+    terminal rewards), ``step_penalty`` (every valid move), ``invalid`` (invalid moves), and
+    ``flag_shaping``: the rest of the return, which only flag shaping earns (0 without
+    ``use_flag_shaping``, up to float rounding). Needs ``play_games``'s ``revealed_cells``.
+    """
+    won = games["won"]
+    lost = games["finished"] & ~won
+    valid_moves = games["steps"] - games["invalid"]
+    parts = {
+        "progress": cfg.progress_reward * games["revealed_cells"],
+        "win": cfg.win_reward * won,
+        "loss": cfg.loss_reward * lost,
+        "step_penalty": -cfg.step_penalty * valid_moves,
+        "invalid": -cfg.invalid_penalty * games["invalid"],
+    }
+    means = {name: float(np.mean(value)) for name, value in parts.items()}
+    means["flag_shaping"] = float(games["returns"].mean()) - sum(means.values())
+    return means
+
+
 def evaluate(
     agent: Any,
     env_cfg: ms_env.EnvConfig,
@@ -241,9 +266,13 @@ def evaluate(
       ``win_rate``, ``win_rate_ci95`` (Wilson ``(low, high)``), ``revealed_fraction`` (mean
       fraction of safe cells revealed), ``steps_to_win`` and ``steps_to_loss`` (means, nan
       when there are none), ``invalid_action_rate`` (invalid actions per action taken),
-      ``mean_return``, ``episodes`` and ``unfinished`` (games stopped by the step cap).
+      ``mean_return`` and its ``reward_components`` (``reward_components``), ``episodes``
+      and ``unfinished`` (games stopped by the step cap). Guesses per game, avoidable
+      guesses and calibration come from ``msjax.diagnostics.diagnose``, which runs the
+      solver on every position.
     """
-    return summarize(play_games(agent, env_cfg, episodes, seed, batch_size, max_steps))
+    games = play_games(agent, env_cfg, episodes, seed, batch_size, max_steps)
+    return {**summarize(games), "reward_components": reward_components(games, env_cfg)}
 
 
 if __name__ == "__main__":  # python -m msjax.evaluate: the command line lives with the diagnostics

@@ -288,7 +288,12 @@ class MetricsWriter:
 
     def write_eval(self, stage: Stage, update: int, results: dict[str, Any]) -> None:
         low, high = results["win_rate_ci95"]
-        values = {k: v for k, v in results.items() if k != "win_rate_ci95"}
+        values = {}
+        for name, value in results.items():
+            if isinstance(value, dict):  # reward_components: one column each
+                values.update({f"{name}/{part}": v for part, v in value.items()})
+            elif name != "win_rate_ci95":
+                values[name] = value
         self._write("eval", stage, update, {**values, "win_rate_low": low, "win_rate_high": high})
 
     def write_promotion(self, stage: Stage, update: int, to_stage: int, board: str, win_rate: float) -> None:

@@ -78,6 +78,23 @@ def test_games_that_hit_the_step_cap_count_as_losses_and_their_repeats_as_invali
     assert result["unfinished"] == int(stuck.sum())
 
 
+def test_reward_components_add_up_to_the_return():
+    # a winner opens every safe cell and collects the win reward, never the loss
+    won = evaluate(reveal_a_safe_cell, CFG, episodes=32, batch_size=16)["reward_components"]
+    safe_cells = CFG.num_cells - CFG.mine_count
+    assert won["progress"] == pytest.approx(CFG.progress_reward * safe_cells)
+    assert won["win"] == CFG.win_reward and won["loss"] == 0.0 and won["invalid"] == 0.0
+    # a stuck agent pays the invalid penalty on every repeat; without flag shaping the
+    # named parts are the whole return
+    stuck = evaluate(always_cell_zero, CFG, episodes=30, batch_size=16)
+    parts = stuck["reward_components"]
+    assert parts["invalid"] < 0 and parts["step_penalty"] < 0
+    assert sum(parts.values()) == pytest.approx(stuck["mean_return"], abs=1e-6)
+    assert parts["flag_shaping"] == pytest.approx(0.0, abs=1e-5)
+    mixed = evaluate(reveal_at_random, CFG, episodes=64, batch_size=32)["reward_components"]
+    assert mixed["win"] > 0 and mixed["loss"] < 0 and mixed["flag_shaping"] == pytest.approx(0.0, abs=1e-5)
+
+
 def test_results_do_not_depend_on_the_batch_size():
     small = play_games(reveal_at_random, CFG, episodes=40, seed=3, batch_size=16)
     large = play_games(reveal_at_random, CFG, episodes=40, seed=3, batch_size=8)
