@@ -166,7 +166,8 @@ def _diagnose_batch(agent, keys, cfg: ms_env.EnvConfig, max_steps: int, policy) 
 
     Returns:
       ``evaluate``'s per-game fields (``won``, ``finished``, ``steps``,
-      ``revealed_fraction``, ``invalid``, ``returns``) and the ``_COUNTERS``, each ``[B]``.
+      ``revealed_fraction``, ``invalid``, ``returns``, ``revealed_cells``) and the
+      ``_COUNTERS``, each ``[B]``.
     """
     num_boards = keys.shape[0]
     board_keys, act_keys = _split_keys(keys)
@@ -180,6 +181,7 @@ def _diagnose_batch(agent, keys, cfg: ms_env.EnvConfig, max_steps: int, policy) 
         "revealed_fraction": jnp.zeros(num_boards, jnp.float32),
         "invalid": zeros_i,
         "returns": jnp.zeros(num_boards, jnp.float32),
+        "revealed_cells": zeros_i,
     }
     games.update({name: zeros_i for name in _COUNTERS})
 
@@ -202,6 +204,7 @@ def _diagnose_batch(agent, keys, cfg: ms_env.EnvConfig, max_steps: int, policy) 
         new["revealed_fraction"] = jnp.where(playing, fraction, games["revealed_fraction"])
         new["invalid"] = games["invalid"] + (playing & info["invalid"]).astype(jnp.int32)
         new["returns"] = games["returns"] + jnp.where(playing, reward, 0.0)
+        new["revealed_cells"] = games["revealed_cells"] + jnp.where(playing, info["new_revealed"], 0)
         for name in _COUNTERS:
             new[name] = games[name] + jnp.where(playing, counts[name], 0)
         new["finished"] = games["finished"] | done
@@ -267,10 +270,11 @@ def diagnose(
     agent keys), played once with the deduction run before every move.
 
     Returns:
-      ``evaluate.summarize``'s dict updated with ``avoidability``'s.
+      ``evaluate.evaluate``'s dict updated with ``avoidability``'s.
     """
     games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps)
     figures = evaluate_lib.summarize(games)
+    figures["reward_components"] = evaluate_lib.reward_components(games, env_cfg)
     figures.update(avoidability(games))
     return figures
 
@@ -530,6 +534,8 @@ def _load(args: argparse.Namespace):
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {_fmt(part)}" for key, part in value.items())
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
     return str(value)
@@ -553,6 +559,8 @@ def _json_safe(value: Any) -> Any:
         return None
     if isinstance(value, tuple):
         return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {key: _json_safe(v) for key, v in value.items()}
     return value
 
 
