@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -72,11 +73,6 @@ _is_array_pytree = evaluate_lib._is_array_pytree
 def _game_keys(seed: int, num_batches: int, batch_size: int) -> jax.Array:
     """Game ``i``'s key is the ``i``-th split of ``seed``, as in ``evaluate.play_games``."""
     return jax.random.split(jax.random.key(seed), num_batches * batch_size)
-
-
-def _split_keys(keys: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """(board keys, action keys) ``[B]`` from game keys, as in ``evaluate``."""
-    return jax.vmap(lambda k: tuple(jax.random.split(k)), out_axes=(0, 0))(keys)
 
 
 # ----------------------------------------------------------------------------- avoidability
@@ -135,16 +131,6 @@ def classify_moves(
     )
 
 
-_COUNTERS = (
-    "guesses",
-    "forced_guesses",
-    "forced_guesses_survived",
-    "avoidable_guesses",
-    "avoidable_mistakes",
-    "reveals_with_safe_available",
-)
-
-
 def _count_moves(kinds: MoveKinds) -> dict[str, jax.Array]:
     """This step's contribution (int32[B]) to each per-game counter."""
     as_int = lambda x: x.astype(jnp.int32)  # noqa: E731
@@ -158,61 +144,13 @@ def _count_moves(kinds: MoveKinds) -> dict[str, jax.Array]:
     }
 
 
-def _diagnose_batch(agent, keys, cfg: ms_env.EnvConfig, max_steps: int, policy) -> dict[str, jax.Array]:
-    """One game per board (``evaluate``'s loop) with the avoidability counters.
+def _count_step(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig) -> dict[str, jax.Array]:
+    """The avoidability counters' increments (int32[B]) for one move of each board."""
+    return _count_moves(classify_moves(states, actions, cfg))
 
-    Args:
-      keys: ``[B]`` game keys.
 
-    Returns:
-      ``evaluate``'s per-game fields (``won``, ``finished``, ``steps``,
-      ``revealed_fraction``, ``invalid``, ``returns``, ``revealed_cells``) and the
-      ``_COUNTERS``, each ``[B]``.
-    """
-    num_boards = keys.shape[0]
-    board_keys, act_keys = _split_keys(keys)
-    states = jax.vmap(ms_env.reset, in_axes=(0, None))(board_keys, cfg)
-    harmless = jnp.int32(cfg.num_cells)  # a flag toggle: never places mines
-    zeros_i = jnp.zeros(num_boards, jnp.int32)
-    games = {
-        "won": jnp.zeros(num_boards, bool),
-        "finished": jnp.zeros(num_boards, bool),
-        "steps": zeros_i,
-        "revealed_fraction": jnp.zeros(num_boards, jnp.float32),
-        "invalid": zeros_i,
-        "returns": jnp.zeros(num_boards, jnp.float32),
-        "revealed_cells": zeros_i,
-    }
-    games.update({name: zeros_i for name in _COUNTERS})
-
-    def running(carry):
-        t, _, games = carry
-        return (t < max_steps) & ~jnp.all(games["finished"])
-
-    def play_step(carry):
-        t, states, games = carry
-        step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
-        actions = jax.vmap(policy, in_axes=(None, 0, 0))(agent, states, step_keys)
-        playing = ~games["finished"]
-        actions = jnp.where(playing, jnp.asarray(actions, jnp.int32), harmless)
-        counts = _count_moves(classify_moves(states, actions, cfg))
-        states, reward, done, info = ms_env.batch_step(states, actions, cfg)
-        new = dict(games)
-        new["won"] = jnp.where(playing & done, info["won"], games["won"])
-        new["steps"] = jnp.where(playing, info["steps"], games["steps"])
-        fraction = info["revealed_fraction"].astype(jnp.float32)
-        new["revealed_fraction"] = jnp.where(playing, fraction, games["revealed_fraction"])
-        new["invalid"] = games["invalid"] + (playing & info["invalid"]).astype(jnp.int32)
-        new["returns"] = games["returns"] + jnp.where(playing, reward, 0.0)
-        new["revealed_cells"] = games["revealed_cells"] + jnp.where(playing, info["new_revealed"], 0)
-        for name in _COUNTERS:
-            new[name] = games[name] + jnp.where(playing, counts[name], 0)
-        new["finished"] = games["finished"] | done
-        return t + 1, states, new
-
-    _, _, games = jax.lax.while_loop(running, play_step, (jnp.int32(0), states, games))
-    games["won"] = games["won"] & games["finished"]
-    return games
+# evaluate's game loop with the avoidability counters: one object, so its compile is reused
+_diagnose_batch = functools.partial(evaluate_lib.play_batch, count_moves=_count_step)
 
 
 def play_and_diagnose(
@@ -369,7 +307,7 @@ def collect_positions(
     if games < 1:
         raise ValueError(f"games={games} must be >= 1")
     max_steps = 4 * env_cfg.num_cells if max_steps is None else max_steps
-    board_keys, act_keys = _split_keys(_game_keys(seed, 1, games))
+    board_keys, act_keys = evaluate_lib.split_game_keys(_game_keys(seed, 1, games))
     states = jax.vmap(ms_env.reset, in_axes=(0, None))(board_keys, env_cfg)
     finished = np.zeros(games, bool)
     kept_states, kept_probs = [], []

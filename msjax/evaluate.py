@@ -71,8 +71,18 @@ def _is_array_pytree(agent: Any) -> bool:
     return bool(leaves) and all(isinstance(x, (jax.Array, np.ndarray)) for x in leaves)
 
 
-def _play_batch(
-    agent: Any, keys: jax.Array, cfg: ms_env.EnvConfig, max_steps: int, policy: Callable
+def split_game_keys(keys: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(board keys, action keys) ``[B]``: a game's key gives its mines and the agent's draws."""
+    return jax.vmap(lambda k: tuple(jax.random.split(k)), out_axes=(0, 0))(keys)
+
+
+def play_batch(
+    agent: Any,
+    keys: jax.Array,
+    cfg: ms_env.EnvConfig,
+    max_steps: int,
+    policy: Callable,
+    count_moves: Callable | None = None,
 ) -> dict[str, jax.Array]:
     """Plays one game on each of ``B`` boards.
 
@@ -82,55 +92,66 @@ def _play_batch(
       cfg: the game.
       max_steps: a game still running after this many steps counts as lost.
       policy: ``policy(agent, state, key) -> int32 action``.
+      count_moves: optional ``count_moves(states, actions, cfg) -> {name: int32[B]}``,
+        judged before each move and summed over each game's moves (the diagnostics'
+        avoidability counters).
 
     Returns:
       Per-board ``won: bool[B]``, ``finished: bool[B]``, ``steps: int32[B]``,
       ``revealed_fraction: float32[B]``, ``invalid: int32[B]``, ``returns: float32[B]``,
-      ``mine_count: int32[B]``, ``revealed_cells: int32[B]`` (safe cells the game opened).
+      ``mine_count: int32[B]``, ``revealed_cells: int32[B]`` (safe cells the game opened),
+      and ``count_moves``'s counters.
     """
     num_boards = keys.shape[0]
-    board_keys, act_keys = jax.vmap(lambda k: tuple(jax.random.split(k)), out_axes=(0, 0))(keys)
+    board_keys, act_keys = split_game_keys(keys)
     states = jax.vmap(ms_env.reset, in_axes=(0, None))(board_keys, cfg)
-    zeros_f = jnp.zeros(num_boards, jnp.float32)
     zeros_i = jnp.zeros(num_boards, jnp.int32)
-    no = jnp.zeros(num_boards, bool)
     harmless = jnp.int32(cfg.num_cells)  # flag toggle on cell 0: never places mines
+    no_moves = jnp.full(num_boards, harmless)
+    counters = ()
+    if count_moves is not None:
+        counters = tuple(jax.eval_shape(lambda s, a: count_moves(s, a, cfg), states, no_moves))
+    games = {
+        "won": jnp.zeros(num_boards, bool),
+        "finished": jnp.zeros(num_boards, bool),
+        "steps": zeros_i,
+        "revealed_fraction": jnp.zeros(num_boards, jnp.float32),
+        "invalid": zeros_i,
+        "returns": jnp.zeros(num_boards, jnp.float32),
+        "revealed_cells": zeros_i,
+        **{name: zeros_i for name in counters},
+    }
 
     def running(carry):
-        t, _, finished, *_ = carry
-        return (t < max_steps) & ~jnp.all(finished)
+        t, _, games = carry
+        return (t < max_steps) & ~jnp.all(games["finished"])
 
     def play_step(carry):
-        t, states, finished, won, steps, fraction, invalid, returns, cells = carry
+        t, states, games = carry
         step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
         actions = jax.vmap(policy, in_axes=(None, 0, 0))(agent, states, step_keys)
-        actions = jnp.where(finished, harmless, jnp.asarray(actions, jnp.int32))
+        playing = ~games["finished"]
+        actions = jnp.where(playing, jnp.asarray(actions, jnp.int32), harmless)
+        counts = {} if count_moves is None else count_moves(states, actions, cfg)
         states, reward, done, info = ms_env.batch_step(states, actions, cfg)
-        playing = ~finished
-        ends_now = playing & done
-        won = jnp.where(ends_now, info["won"], won)
-        steps = jnp.where(playing, info["steps"], steps)
-        fraction = jnp.where(playing, info["revealed_fraction"].astype(jnp.float32), fraction)
-        invalid = invalid + (playing & info["invalid"]).astype(jnp.int32)
-        returns = returns + jnp.where(playing, reward, 0.0)
-        cells = cells + jnp.where(playing, info["new_revealed"], 0)
-        return t + 1, states, finished | done, won, steps, fraction, invalid, returns, cells
+        new = {
+            "won": jnp.where(playing & done, info["won"], games["won"]),
+            "finished": games["finished"] | done,
+            "steps": jnp.where(playing, info["steps"], games["steps"]),
+            "revealed_fraction": jnp.where(
+                playing, info["revealed_fraction"].astype(jnp.float32), games["revealed_fraction"]
+            ),
+            "invalid": games["invalid"] + (playing & info["invalid"]).astype(jnp.int32),
+            "returns": games["returns"] + jnp.where(playing, reward, 0.0),
+            "revealed_cells": games["revealed_cells"] + jnp.where(playing, info["new_revealed"], 0),
+        }
+        for name in counters:
+            new[name] = games[name] + jnp.where(playing, counts[name], 0)
+        return t + 1, states, new
 
     mine_count = states.mine_count  # each game's, fixed at reset
-    carry = (jnp.int32(0), states, no, no, zeros_i, zeros_f, zeros_i, zeros_f, zeros_i)
-    _, _, finished, won, steps, fraction, invalid, returns, cells = jax.lax.while_loop(
-        running, play_step, carry
-    )
-    return {
-        "won": won & finished,
-        "finished": finished,
-        "steps": steps,
-        "revealed_fraction": fraction,
-        "invalid": invalid,
-        "returns": returns,
-        "mine_count": mine_count,
-        "revealed_cells": cells,
-    }
+    _, _, games = jax.lax.while_loop(running, play_step, (jnp.int32(0), states, games))
+    return {**games, "won": games["won"] & games["finished"], "mine_count": mine_count}
 
 
 @functools.partial(jax.jit, static_argnames=("batch_fn", "cfg", "max_steps", "policy"))
@@ -160,7 +181,7 @@ def play_in_batches(
     """Per-game results (numpy ``[episodes]``) of ``batch_fn`` run over jitted batches.
 
     ``batch_fn(agent, keys[B], cfg, max_steps, policy) -> dict of [B] arrays`` plays one
-    game per key (``_play_batch``, or the diagnostics' richer twin). Game ``i`` is the same
+    game per key (``play_batch``, or it with the diagnostics' counters). Game ``i`` is the same
     board for every agent and every ``batch_size`` (its key is the ``i``-th split of
     ``seed``), so agents can be compared game by game. An agent whose leaves are all arrays
     is a traced argument (new weights, no recompile); any other is static.
@@ -197,7 +218,7 @@ def play_games(
     Game ``i`` is the same board for every agent and every ``batch_size`` (its key is the
     ``i``-th split of ``seed``), so agents can be compared game by game.
     """
-    return play_in_batches(_play_batch, agent, env_cfg, episodes, seed, batch_size, max_steps)
+    return play_in_batches(play_batch, agent, env_cfg, episodes, seed, batch_size, max_steps)
 
 
 def summarize(games: dict[str, np.ndarray]) -> dict[str, Any]:
