@@ -56,6 +56,9 @@ from flax import struct
 
 MAX_WIDTH = 32
 NUM_BASE_CHANNELS = 11  # revealed, flags, one-hot counts 0..8
+STANDARD_BOARDS = {"beginner": (8, 8, 10), "intermediate": (16, 16, 40), "expert": (16, 30, 99)}
+"""The standard boards by name: ``(H, W, mines)``."""
+MOVES_PER_CELL = 4  # a game with no ``max_steps`` is cut off after this many moves per cell
 
 
 @dataclasses.dataclass(frozen=True)
@@ -505,9 +508,44 @@ def _place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
 # ----------------------------------------------------------------------------- step
 
 
-def _decode(action: jax.Array, cfg: EnvConfig) -> tuple[jax.Array, jax.Array]:
-    action = jnp.asarray(action, jnp.int32)
+def decode_action(action: Any, cfg: EnvConfig) -> tuple[Any, Any]:
+    """``(cell, is_flag)`` of an action: ``a < H*W`` reveals cell ``a``, ``a >= H*W``
+    toggles the flag on ``a - H*W``. Works on Python ints and on int arrays of any shape
+    (``cell`` is a flat row-major index; ``divmod(cell, W)`` gives ``(row, col)``)."""
     return action % cfg.num_cells, action >= cfg.num_cells
+
+
+def encode_action(cell: Any, is_flag: Any, cfg: EnvConfig) -> Any:
+    """The action that reveals (``is_flag`` false) or flags flat ``cell``: the inverse of
+    ``decode_action``. Python ints give an int; arrays give an array."""
+    if isinstance(cell, int) and isinstance(is_flag, bool):
+        return cell + cfg.num_cells if is_flag else cell
+    return jnp.where(is_flag, cell + cfg.num_cells, cell)
+
+
+def move_limit(cfg: EnvConfig) -> int:
+    """Moves after which a game still running counts as lost: ``max_steps`` when set,
+    else ``MOVES_PER_CELL * H * W`` (every cell revealed and flagged twice over)."""
+    return cfg.max_steps or MOVES_PER_CELL * cfg.num_cells
+
+
+def parse_board(text: str) -> tuple[int, int, int]:
+    """``(H, W, mines)`` from a board name of ``STANDARD_BOARDS`` or ``HxWxM`` text.
+
+    Raises:
+      ValueError: neither a known name nor three integers joined by ``x``.
+    """
+    name = text.strip().lower()
+    if name in STANDARD_BOARDS:
+        return STANDARD_BOARDS[name]
+    parts = name.split("x")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        raise ValueError(f"board {text!r}: use {', '.join(STANDARD_BOARDS)} or HxWxM such as 9x9x10")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def _decode(action: jax.Array, cfg: EnvConfig) -> tuple[jax.Array, jax.Array]:
+    return decode_action(jnp.asarray(action, jnp.int32), cfg)
 
 
 def _needs_mines(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Array:

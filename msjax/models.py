@@ -25,6 +25,7 @@ The model knows nothing of PPO: it maps observations to logits and a value.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -217,3 +218,36 @@ def init_params(key: jax.Array, model_cfg: ModelConfig, env_cfg: ms_env.EnvConfi
     """Fresh float32 parameters for boards of ``env_cfg`` (any board size works after)."""
     dummy_obs = jnp.zeros((1, ms_env.num_channels(env_cfg), env_cfg.H, env_cfg.W), jnp.float32)
     return make_model(model_cfg).init(key, dummy_obs)
+
+
+# ----------------------------------------------------------------------------- the policy
+
+
+def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:
+    """``logits`` with illegal actions set to the dtype's minimum (finite, so never NaN).
+
+    Args:
+      logits: float[..., A]; mask: bool[..., A], True where legal.
+    """
+    return jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
+
+
+def policy_action(
+    params: Any,
+    model_cfg: ModelConfig,
+    env_cfg: ms_env.EnvConfig,
+    state: ms_env.EnvState,
+    key: jax.Array,
+    greedy: bool = False,
+) -> jax.Array:
+    """The agent's move on one board: int32[] action, sampled (or argmax) from the masked policy.
+
+    Pure and jittable (``model_cfg``, ``env_cfg`` and ``greedy`` static); vmap it over
+    boards. Reads only what the player sees.
+    """
+    obs = ms_env.observe(state, env_cfg)[None]
+    logits, _, _ = make_model(model_cfg).apply(params, obs)
+    logits = masked_logits(logits[0], ms_env.action_mask(state, env_cfg))
+    if greedy:
+        return jnp.argmax(logits).astype(jnp.int32)
+    return jax.random.categorical(key, logits).astype(jnp.int32)

@@ -42,6 +42,7 @@ from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import models
+from msjax.models import masked_logits, policy_action  # noqa: F401  (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,15 +213,6 @@ class Batch:
 # ----------------------------------------------------------------------------- pieces
 
 
-def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:
-    """``logits`` with illegal actions set to the dtype's minimum (finite, so never NaN).
-
-    Args:
-      logits: float[..., A]; mask: bool[..., A], True where legal.
-    """
-    return jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
-
-
 def gae(
     rewards: jax.Array,
     values: jax.Array,
@@ -367,27 +359,6 @@ def init_train_state(
         update=jnp.int32(0),
         curriculum=curriculum,
     )
-
-
-def policy_action(
-    params: Any,
-    model_cfg: models.ModelConfig,
-    env_cfg: ms_env.EnvConfig,
-    state: ms_env.EnvState,
-    key: jax.Array,
-    greedy: bool = False,
-) -> jax.Array:
-    """The agent's move on one board: int32[] action, sampled (or argmax) from the masked policy.
-
-    Pure and jittable (``model_cfg``, ``env_cfg`` and ``greedy`` static); vmap it over
-    boards. Reads only what the player sees.
-    """
-    obs = ms_env.observe(state, env_cfg)[None]
-    logits, _, _ = models.make_model(model_cfg).apply(params, obs)
-    logits = masked_logits(logits[0], ms_env.action_mask(state, env_cfg))
-    if greedy:
-        return jnp.argmax(logits).astype(jnp.int32)
-    return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
 # ----------------------------------------------------------------------------- training
