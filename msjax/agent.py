@@ -1,26 +1,73 @@
-"""A trained agent loaded from a run: ``load_agent(path).act(state, key)``.
+"""What a player is: anything with ``act(state, key) -> action`` on one board.
+
+``Player`` is that protocol. Three kinds of player live here: ``Agent`` (a trained policy
+network with its game), ``SolverAgent`` (the JAX rule solver) and ``RandomAgent`` (uniform
+random reveals, the weakest baseline). A player may also offer
+``mine_probabilities(state) -> f32[H, W]``, its belief that each cell holds a mine;
+calibration diagnostics need it.
 
 ``Agent`` is a pytree (the parameters are its leaves; the network and game configs are
 static), so its methods are pure functions of an ``EnvState`` that jit and vmap over
-boards, and ``evaluate`` can take new parameters without recompiling. It reads only what
-a player sees (``observe`` and ``action_mask``), never the hidden mines. The network is
-fully convolutional, so ``agent.for_board(env_cfg)`` plays another board size with the
-same weights.
+boards, and ``evaluate`` can take new parameters without recompiling. The other players
+are frozen, hashable dataclasses, compiled as static arguments. Every player reads only
+what a player sees (``observe``, ``action_mask``, the revealed counts), never the hidden
+mines. The network is fully convolutional, so ``agent.for_board(env_cfg)`` plays another
+board size with the same weights.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Protocol, runtime_checkable
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
 from msjax import env as ms_env
 from msjax import models
-from msjax import ppo
+from msjax import solver as solver_lib
+
+
+@runtime_checkable
+class Player(Protocol):
+    """A player of one board: ``act(state, key) -> int32[]`` action (``key`` for its
+    random draws). It may also have ``mine_probabilities(state) -> f32[H, W]``."""
+
+    def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class ActFunction:
+    """A plain ``act(state, key) -> action`` function as a ``Player`` (static, hashable)."""
+
+    function: Callable[[ms_env.EnvState, jax.Array], jax.Array]
+
+    def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
+        return self.function(state, key)
+
+
+def as_player(player: Any) -> Player:
+    """``player`` itself when it has ``act``; a plain function wrapped in ``ActFunction``."""
+    if hasattr(player, "act"):
+        return player
+    if callable(player):
+        return ActFunction(player)
+    raise TypeError(f"{type(player).__name__} is not a player: it needs act(state, key) -> action")
+
+
+def has_mine_beliefs(player: Any) -> bool:
+    """Whether ``player`` offers ``mine_probabilities(state)``."""
+    return hasattr(player, "mine_probabilities")
+
+
+def is_array_pytree(player: Any) -> bool:
+    """Whether every leaf of ``player`` is an array: such a player is passed to compiled
+    code as a traced argument (new values, no recompile); any other is a static one."""
+    leaves = jax.tree.leaves(player)
+    return bool(leaves) and all(isinstance(x, (jax.Array, np.ndarray)) for x in leaves)
 
 
 @struct.dataclass
@@ -32,19 +79,19 @@ class Agent:
       model_cfg: the network (static).
       env_cfg: the game it plays (static); observations and legal moves follow it.
       greedy: play the most likely legal action (default) instead of sampling one.
-      config: the training run's full config, when loaded from a run (static).
+      config: the training run's full ``ExperimentConfig``, when loaded from a run (static).
     """
 
     params: Any
     model_cfg: models.ModelConfig = struct.field(pytree_node=False)
     env_cfg: ms_env.EnvConfig = struct.field(pytree_node=False)
     greedy: bool = struct.field(pytree_node=False, default=True)
-    config: config_lib.ExperimentConfig | None = struct.field(pytree_node=False, default=None)
+    config: Any = struct.field(pytree_node=False, default=None)
 
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
         """int32[]: the move on one board (``key`` is needed only when sampling)."""
         key = jax.random.key(0) if key is None else key
-        return ppo.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy)
+        return models.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy)
 
     def outputs(self, state: ms_env.EnvState) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The network on one board: ``(logits f32[2HW], value f32[], mine_logits f32[H, W])``."""
@@ -56,7 +103,7 @@ class Agent:
         """f32[2HW]: the policy over legal actions (reveals first, then flags)."""
         logits, _, _ = self.outputs(state)
         legal = ms_env.action_mask(state, self.env_cfg)
-        return jax.nn.softmax(ppo.masked_logits(logits, legal)) * legal
+        return jax.nn.softmax(models.masked_logits(logits, legal)) * legal
 
     def mine_probabilities(self, state: ms_env.EnvState) -> jax.Array:
         """f32[H, W]: the mine head's belief that each cell holds a mine."""
@@ -82,9 +129,52 @@ class Agent:
         return self.replace(greedy=False)
 
 
-def from_params(params: Any, cfg: config_lib.ExperimentConfig, greedy: bool = True) -> Agent:
-    """An agent playing ``cfg.env`` with ``params`` (the config itself is not kept, so
-    agents of runs that differ only outside env/model share compiled code)."""
+@dataclasses.dataclass(frozen=True)
+class SolverAgent:
+    """The JAX rule solver as a player (hashable: ``evaluate`` compiles it as a static).
+
+    Attributes:
+      env_cfg: the game it plays.
+      solver_cfg: the solver's layers and guess options.
+    """
+
+    env_cfg: ms_env.EnvConfig
+    solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig()
+
+    def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
+        """int32[]: the solver's move on one board."""
+        return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg)[0]
+
+    def mine_probabilities(self, state: ms_env.EnvState) -> jax.Array:
+        """f32[H, W]: the solver's mine estimates (proved cells 0/1, layer-4 elsewhere)."""
+        return solver_lib.mine_probabilities(state, self.env_cfg, self.solver_cfg)
+
+
+@dataclasses.dataclass(frozen=True)
+class RandomAgent:
+    """A baseline that reveals a hidden (playable) cell uniformly at random, never flags
+    (hashable: equal configs share one compiled game loop).
+
+    Attributes:
+      env_cfg: the game it plays.
+    """
+
+    env_cfg: ms_env.EnvConfig
+
+    def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
+        """int32[]: a uniformly random reveal of a hidden cell."""
+        hidden = ~state.revealed
+        if self.env_cfg.boards:
+            hidden = hidden & ms_env.playable(state, self.env_cfg)
+        hidden = hidden.reshape(-1)
+        logits = jnp.where(hidden, 0.0, -jnp.inf)
+        return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+def from_params(params: Any, cfg: Any, greedy: bool = True) -> Agent:
+    """An agent playing ``cfg.env`` with ``params`` (``cfg`` an ``ExperimentConfig``; the
+    config itself is not kept, so agents of runs that differ only outside env/model share
+    compiled code)."""
     return Agent(params=params, model_cfg=cfg.model, env_cfg=cfg.env, greedy=greedy)
 
 
@@ -101,6 +191,8 @@ def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True
     Raises:
       CheckpointError: no checkpoint there, or one that cannot be read.
     """
+    from msjax import checkpoint as checkpoint_lib  # moves to checkpoint.py at the merge
+
     directory, named_step = checkpoint_lib.resolve(path)
     checkpoints = checkpoint_lib.Checkpoints(directory, read_only=True)
     try:
@@ -114,7 +206,9 @@ def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True
     return agent.replace(config=info.config)
 
 
-def _pick_step(checkpoints: checkpoint_lib.Checkpoints, step: int | str) -> int:
+def _pick_step(checkpoints: Any, step: int | str) -> int:
+    from msjax import checkpoint as checkpoint_lib  # moves to checkpoint.py at the merge
+
     if not checkpoints.steps:
         raise checkpoint_lib.CheckpointError(f"no checkpoints in {checkpoints.directory}")
     if step == "latest":

@@ -1,8 +1,8 @@
-"""Why games are lost: avoidability of guesses, calibration of mine beliefs, and the CLI.
+"""Why games are lost: avoidability of guesses and calibration of mine beliefs.
 
 ``diagnose`` plays games like ``msjax.evaluate.evaluate`` (vmapped batches, one game per
-board, the same boards for the same seed) and, before every reveal the agent makes,
-runs the solver's deduction (``solver.forced_moves``, layers 1-3) on the position:
+batch slot, the same boards for the same seed) and, before every reveal the player
+makes, runs the solver's deduction (``solver.forced_moves``, layers 1-3) on the position:
 
 - a reveal of a cell the deduction proved safe is not a guess;
 - a reveal of any other hidden cell is a *guess*: a *forced* guess when no hidden cell
@@ -13,73 +13,37 @@ The opening click is never a guess (the rules make it safe); flags and invalid a
 are not reveals. Deduction reads only the player's view; whether a revealed cell held a
 mine is read from ``mine_mask``, as any metric may.
 
-Calibration of a mine head: ``calibration_metrics`` (AUROC by ranks, expected calibration
-error, Brier score) on predictions over the hidden cells of positions met in games
-(``collect_positions``), and on boards small enough ``exact_gap``: the mean absolute
-difference between the agent's probabilities and the exact ones of ``msjax.exact``.
-
-``main`` is the command line ``python -m msjax.evaluate --agent runs/NAME ...``.
+Calibration of a mine head: ``msjax.stats.calibration_metrics`` (AUROC by ranks,
+expected calibration error, Brier score) on predictions over the hidden cells of
+positions met in games (``collect_positions``), and on boards small enough
+``exact_gap``: the mean absolute difference between the player's probabilities and the
+exact ones of ``msjax.exact``.
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import functools
-import json
-import math
-import sys
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
+from msjax import exact
 from msjax import solver as solver_lib
+from msjax.stats import calibration_metrics
 
 DEDUCTION = solver_lib.SolverConfig()  # layers 1-3 prove cells, whatever guesses follow
-
-
-# ----------------------------------------------------------------------------- agents
-
-
-@dataclasses.dataclass(frozen=True)
-class SolverAgent:
-    """The JAX rule solver as an agent (hashable: ``evaluate`` compiles it as a static).
-
-    Attributes:
-      env_cfg: the game it plays.
-      solver_cfg: the solver's layers and guess options.
-    """
-
-    env_cfg: ms_env.EnvConfig
-    solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig()
-
-    def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
-        """int32[]: the solver's move on one board."""
-        return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg)[0]
-
-    def mine_probabilities(self, state: ms_env.EnvState) -> jax.Array:
-        """f32[H, W]: the solver's mine estimates (proved cells 0/1, layer-4 elsewhere)."""
-        return solver_lib.mine_probabilities(state, self.env_cfg, self.solver_cfg)
-
-
-_call_act = evaluate_lib._call_act
-_is_array_pytree = evaluate_lib._is_array_pytree
-
-
-def _game_keys(seed: int, num_batches: int, batch_size: int) -> jax.Array:
-    """Game ``i``'s key is the ``i``-th split of ``seed``, as in ``evaluate.play_games``."""
-    return jax.random.split(jax.random.key(seed), num_batches * batch_size)
 
 
 # ----------------------------------------------------------------------------- avoidability
 
 
 class MoveKinds(NamedTuple):
-    """What each board's action was, judged on the position before it (all bool[B]).
+    """What each game's action was, judged on the position before it (all bool[B]).
 
     reveal: a valid reveal after the opening click.
     guess: a reveal of a cell not proved safe.
@@ -111,14 +75,14 @@ def classify_moves(
     Returns:
       ``MoveKinds`` of bool[B].
     """
-    num_boards = actions.shape[0]
-    flat = lambda cells: cells.reshape(num_boards, -1)  # noqa: E731
-    board = jnp.arange(num_boards)
-    cell = actions % cfg.num_cells
+    num_games = actions.shape[0]
+    flat = lambda cells: cells.reshape(num_games, -1)  # noqa: E731
+    game = jnp.arange(num_games)
+    cell, is_flag = ms_env.decode_action(actions, cfg)
     forced = solver_lib.batch_forced_moves(states, cfg, deduction)
-    target_hidden = ~flat(states.revealed)[board, cell]
-    reveal = (actions < cfg.num_cells) & target_hidden & states.first_click_done & ~states.done
-    proved_safe = flat(forced.safe)[board, cell]
+    target_hidden = ~flat(states.revealed)[game, cell]
+    reveal = ~is_flag & target_hidden & states.first_click_done & ~states.done
+    proved_safe = flat(forced.safe)[game, cell]
     safe_exists = jnp.any(flat(forced.safe & ~states.revealed), axis=1)
     guess = reveal & ~proved_safe
     return MoveKinds(
@@ -127,12 +91,15 @@ def classify_moves(
         forced=guess & ~safe_exists,
         avoidable=guess & safe_exists,
         safe_available=reveal & safe_exists,
-        hit=reveal & flat(states.mine_mask)[board, cell],
+        hit=reveal & flat(states.mine_mask)[game, cell],
     )
 
 
-def _count_moves(kinds: MoveKinds) -> dict[str, jax.Array]:
-    """This step's contribution (int32[B]) to each per-game counter."""
+def count_moves(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig) -> dict[str, jax.Array]:
+    """The avoidability counters' increments (int32[B]) for one move of each game:
+    ``guesses``, ``forced_guesses``, ``forced_guesses_survived``, ``avoidable_guesses``,
+    ``avoidable_mistakes`` and ``reveals_with_safe_available``."""
+    kinds = classify_moves(states, actions, cfg)
     as_int = lambda x: x.astype(jnp.int32)  # noqa: E731
     return {
         "guesses": as_int(kinds.guess),
@@ -144,13 +111,8 @@ def _count_moves(kinds: MoveKinds) -> dict[str, jax.Array]:
     }
 
 
-def _count_step(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig) -> dict[str, jax.Array]:
-    """The avoidability counters' increments (int32[B]) for one move of each board."""
-    return _count_moves(classify_moves(states, actions, cfg))
-
-
 # evaluate's game loop with the avoidability counters: one object, so its compile is reused
-_diagnose_batch = functools.partial(evaluate_lib.play_batch, count_moves=_count_step)
+_diagnose_batch = functools.partial(evaluate_lib.play_batch, count_moves=count_moves)
 
 
 def play_and_diagnose(
@@ -162,9 +124,7 @@ def play_and_diagnose(
     max_steps: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-game results (numpy ``[episodes]``): ``evaluate.play_games``'s fields on the same
-    boards, plus the avoidability counters ``guesses``, ``forced_guesses``,
-    ``forced_guesses_survived``, ``avoidable_guesses``, ``avoidable_mistakes`` and
-    ``reveals_with_safe_available``."""
+    boards, plus the avoidability counters of ``count_moves``."""
     return evaluate_lib.play_in_batches(_diagnose_batch, agent, env_cfg, episodes, seed, batch_size, max_steps)
 
 
@@ -211,7 +171,7 @@ def diagnose(
       ``evaluate.evaluate``'s dict updated with ``avoidability``'s.
     """
     games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps)
-    figures = evaluate_lib.summarize(games)
+    figures = evaluate_lib.summarize_games(games)
     figures["reward_components"] = evaluate_lib.reward_components(games, env_cfg)
     figures.update(avoidability(games))
     return figures
@@ -220,110 +180,65 @@ def diagnose(
 # ----------------------------------------------------------------------------- calibration
 
 
-def auroc(scores: Any, labels: Any) -> float:
-    """Area under the ROC curve by ranks (Mann-Whitney U); tied scores share their mean rank.
-
-    Args:
-      scores: f[N], higher means more likely positive.
-      labels: bool[N].
-
-    Returns:
-      The probability that a random positive outscores a random negative (ties count
-      half); nan when either class is empty.
-    """
-    scores = np.asarray(scores, np.float64).reshape(-1)
-    labels = np.asarray(labels, bool).reshape(-1)
-    positives = int(labels.sum())
-    negatives = labels.size - positives
-    if positives == 0 or negatives == 0:
-        return float("nan")
-    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    mean_rank = np.cumsum(counts) - (counts - 1) / 2.0  # 1-based ranks, ties averaged
-    rank_sum = float(mean_rank[inverse][labels].sum())
-    return (rank_sum - positives * (positives + 1) / 2.0) / (positives * negatives)
-
-
-def calibration_metrics(probs: Any, labels: Any, mask: Any = None, num_bins: int = 10) -> dict[str, float]:
-    """AUROC, expected calibration error and Brier score of mine predictions.
-
-    Args:
-      probs: f[...], predicted P(mine), in [0, 1].
-      labels: bool[...], whether each cell holds a mine (same shape).
-      mask: bool[...], the cells to score (e.g. the hidden ones); None scores all.
-      num_bins: equal-width bins of the ECE.
-
-    Returns:
-      ``auroc`` (nan with one class only), ``ece``, ``brier`` and ``cells`` (scored).
-    """
-    from msjax.viz import calibration_bins
-
-    probs = np.asarray(probs, np.float64)
-    labels = np.asarray(labels, bool)
-    if probs.shape != labels.shape:
-        raise ValueError(f"probs shape {probs.shape} differs from labels shape {labels.shape}")
-    mask = np.ones(probs.shape, bool) if mask is None else np.asarray(mask, bool)
-    if mask.shape != probs.shape:
-        raise ValueError(f"mask shape {mask.shape} differs from probs shape {probs.shape}")
-    chosen, truth = probs[mask], labels[mask]
-    if chosen.size == 0:
-        return {"auroc": float("nan"), "ece": float("nan"), "brier": float("nan"), "cells": 0}
-    return {
-        "auroc": auroc(chosen, truth),
-        "ece": calibration_bins(chosen, truth, num_bins).ece,
-        "brier": float(np.mean((chosen - truth) ** 2)),
-        "cells": int(chosen.size),
-    }
-
-
 class Positions(NamedTuple):
     """Positions met in games, after the opening click and before the game ended.
 
     states: ``EnvState`` with a batch axis ``[N]``.
-    mine_probabilities: f32[N, H, W], the agent's beliefs in each position.
+    mine_probabilities: f32[N, H, W], the player's beliefs in each position.
     """
 
     states: ms_env.EnvState
     mine_probabilities: jax.Array
 
 
-def _position_step(agent, states, keys, cfg):
-    """The agent's beliefs in each position, then one step of every board."""
-    probs = jax.vmap(agent.mine_probabilities)(states)
-    actions = jax.vmap(_call_act, in_axes=(None, 0, 0))(agent, states, keys)
-    states, _, done, _ = ms_env.batch_step(states, jnp.asarray(actions, jnp.int32), cfg)
+def _position_step(player, states, keys, cfg):
+    """The player's beliefs in each position, then one step of every game."""
+    probs = jax.vmap(player.mine_probabilities)(states)
+    actions = evaluate_lib.player_actions(player, states, keys)
+    states, _, done, _ = ms_env.batch_step(states, actions, cfg)
     return probs, states, done
 
 
-_position_step_dynamic = jax.jit(_position_step, static_argnames=("cfg",))
-_position_step_static = jax.jit(_position_step, static_argnames=("agent", "cfg"))
+_position_step_traced = jax.jit(_position_step, static_argnames=("cfg",))
+_position_step_static = jax.jit(_position_step, static_argnames=("player", "cfg"))
 
 
 def collect_positions(
     agent: Any, env_cfg: ms_env.EnvConfig, games: int = 64, seed: int = 0, max_steps: int | None = None
 ) -> Positions:
-    """Every position of ``games`` games (one per board, stepped together on the device),
-    with the agent's mine probabilities in each; a host loop over steps ends when all games
-    have. ``agent`` needs ``act`` and ``mine_probabilities``."""
+    """Every position of ``games`` games (stepped together on the device), with the
+    player's mine probabilities in each; ``evaluate.play_out`` steps the batch until every
+    game has ended (at most ``max_steps`` moves, default ``env.move_limit``). ``agent``
+    needs ``act`` and ``mine_probabilities``.
+
+    Raises:
+      ValueError: ``games < 1``, or every game ended at its first move.
+    """
     if games < 1:
         raise ValueError(f"games={games} must be >= 1")
-    max_steps = 4 * env_cfg.num_cells if max_steps is None else max_steps
-    board_keys, act_keys = evaluate_lib.split_game_keys(_game_keys(seed, 1, games))
+    max_steps = ms_env.move_limit(env_cfg) if max_steps is None else max_steps
+    board_keys, act_keys = evaluate_lib.split_game_keys(evaluate_lib.game_keys(seed, games))
     states = jax.vmap(ms_env.reset, in_axes=(0, None))(board_keys, env_cfg)
-    finished = np.zeros(games, bool)
-    kept_states, kept_probs = [], []
-    position_step = _position_step_dynamic if _is_array_pytree(agent) else _position_step_static
-    for t in range(max_steps):
+    position_step = _position_step_traced if agent_lib.is_array_pytree(agent) else _position_step_static
+
+    def choose(position, t):
         step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
-        before = states
-        probs, states, done = position_step(agent, states, step_keys, env_cfg)
+        return position_step(agent, position[0], step_keys, env_cfg)
+
+    def advance(position, choice):
+        _, next_states, done = choice
+        return next_states, position[1] | np.asarray(done)
+
+    start = (states, np.zeros(games, bool))  # the batch and which games have finished
+    kept_states, kept_probs = [], []
+    for (before, finished), choice in evaluate_lib.play_out(start, choose, advance, lambda p: p[1].all(), max_steps):
+        if choice is None:
+            break
         keep = ~finished & np.asarray(before.first_click_done) & ~np.asarray(before.done)
         if keep.any():
             index = np.flatnonzero(keep)
             kept_states.append(jax.tree.map(lambda x: x[index], before))
-            kept_probs.append(probs[index])
-        finished |= np.asarray(done)
-        if finished.all():
-            break
+            kept_probs.append(choice[0][index])
     if not kept_states:
         raise ValueError("no position after the opening click: every game ended at its first move")
     states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *kept_states)
@@ -331,7 +246,7 @@ def collect_positions(
 
 
 def positions_calibration(positions: Positions, num_bins: int = 10) -> dict[str, float]:
-    """``calibration_metrics`` of the beliefs over the hidden cells of ``positions``."""
+    """``stats.calibration_metrics`` of the beliefs over the hidden cells of ``positions``."""
     hidden = ~np.asarray(positions.states.revealed)
     mines = np.asarray(positions.states.mine_mask)
     probs = np.clip(np.asarray(positions.mine_probabilities), 0.0, 1.0)
@@ -345,7 +260,7 @@ def exact_gap(
     max_positions: int = 200,
     max_nodes: int = 200_000,
 ) -> dict[str, float]:
-    """Mean absolute gap between the agent's and the exact mine probabilities.
+    """Mean absolute gap between the player's and the exact mine probabilities.
 
     Args:
       agent: has ``mine_probabilities(state) -> f32[H, W]``.
@@ -359,8 +274,6 @@ def exact_gap(
       ``exact_gap`` (mean over the hidden cells of the analysed positions, nan without
       any), ``exact_max_gap``, ``exact_positions`` and ``exact_cells``.
     """
-    from msjax import exact
-
     del env_cfg  # the board size comes with the positions
     if isinstance(positions, Positions):
         states, probs = positions.states, positions.mine_probabilities
@@ -404,131 +317,27 @@ def mine_head_calibration(
     return figures
 
 
-# ----------------------------------------------------------------------------- command line
+def calibration_data(
+    take_turn: evaluate_lib.TakeTurn, cfg: ms_env.EnvConfig, games: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(predicted f32[N], is_mine bool[N])`` over the hidden cells of every position a
+    turn-by-turn player met in ``games`` games (seeds ``seed, seed+1, ...``) once mines
+    were placed.
 
-USAGE = (
-    "python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM] "
-    "[--episodes N] [--seed S] [--safe-first-click]"
-)
-
-
-class UsageError(Exception):
-    """A bad command line, reported in one line with exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse would print the usage and exit by itself
-        raise UsageError(message)
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m msjax.evaluate", usage=USAGE, description=__doc__.split("\n")[0])
-    who = parser.add_mutually_exclusive_group(required=True)
-    who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (its latest checkpoint)")
-    who.add_argument("--solver", action="store_true", help="the JAX rule solver instead of an agent")
-    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
-    parser.add_argument("--episodes", type=int, default=1000, help="games, one per board (default 1000)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
-    parser.add_argument("--batch-size", type=int, default=1024, help="boards stepped together")
-    parser.add_argument("--calibration-games", type=int, default=64, help="games whose positions score the mine head")
-    return parser
-
-
-def _mine_head_trained(agent: Any) -> bool:
-    """False for a loaded agent whose run gave its mine head no loss weight."""
-    config = getattr(agent, "config", None)
-    if config is None:
-        return True
-    weights = [config.ppo.aux_mine_weight]
-    if config.imitation.enabled:
-        weights.append(config.imitation.aux_mine_weight)
-    return any(w > 0 for w in weights)
-
-
-def _load(args: argparse.Namespace):
-    """``(agent, env_cfg, name)`` for the parsed command line."""
-    from msjax import play
-
-    if args.episodes < 1:
-        raise UsageError(f"--episodes {args.episodes}: must be >= 1")
-    if args.batch_size < 1:
-        raise UsageError(f"--batch-size {args.batch_size}: must be >= 1")
-    if args.calibration_games < 0:
-        raise UsageError(f"--calibration-games {args.calibration_games}: must be >= 0")
-    from msjax.checkpoint import CheckpointError
-
-    try:
-        if args.solver:
-            cfg = play.board_config(args.board, args.safe_first_click)
-            return SolverAgent(cfg), cfg, "solver"
-        from msjax.agent import load_agent
-
-        agent = load_agent(args.agent)
-        cfg = play.board_config(args.board, args.safe_first_click, base=agent.env_cfg)
-        return agent.for_board(cfg), cfg, f"agent {args.agent}"
-    except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
-        raise UsageError(str(error).splitlines()[0]) from error
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{key} {_fmt(part)}" for key, part in value.items())
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4f}"
-    return str(value)
-
-
-def format_table(name: str, cfg: ms_env.EnvConfig, figures: dict[str, Any]) -> str:
-    """The figures as an aligned two-column table under a title line."""
-    rule = "safe first click" if not cfg.guarantee_safe_neighborhood else "opening start"
-    low, high = figures["win_rate_ci95"]
-    lines = [f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count} ({rule}), {figures['episodes']} games"]
-    rows = [("win rate", f"{100 * figures['win_rate']:.2f}%  [95% CI {100 * low:.2f}, {100 * high:.2f}]")]
-    shown_above = ("win_rate", "win_rate_ci95", "episodes")
-    rows += [(key.replace("_", " "), _fmt(value)) for key, value in figures.items() if key not in shown_above]
-    width = max(len(label) for label, _ in rows)
-    lines += [f"  {label:<{width}}  {value}" for label, value in rows]
-    return "\n".join(lines)
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, dict):
-        return {key: _json_safe(v) for key, v in value.items()}
-    return value
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m msjax.evaluate``: prints the figures as a table, then one JSON line.
-
-    Returns the exit status: 0, or 2 after a one-line error on a bad command line.
+    ``take_turn`` is ``(state, move) -> Turn`` (``evaluate.solver_turns``,
+    ``evaluate.agent_turns``); its own key is fixed, so different games come from
+    different board seeds.
     """
-    try:
-        args = _parser().parse_args(argv)
-        agent, cfg, name = _load(args)
-    except UsageError as error:
-        print(f"python -m msjax.evaluate: error: {error}", file=sys.stderr)
-        return 2
-    figures = diagnose(agent, cfg, args.episodes, args.seed, args.batch_size)
-    note = None
-    if args.calibration_games and hasattr(agent, "mine_probabilities"):
-        if _mine_head_trained(agent):
-            figures.update(mine_head_calibration(agent, cfg, args.calibration_games, args.seed))
-        else:
-            note = "mine head not trained (aux_mine_weight 0): no calibration"
-    print(format_table(name, cfg, figures))
-    if note:
-        print(f"  ({note})")
-    record = {"player": name, "board": f"{cfg.H}x{cfg.W}x{cfg.mine_count}"}
-    record["rule"] = "opening" if cfg.guarantee_safe_neighborhood else "safe"
-    record.update({key: _json_safe(value) for key, value in figures.items()})
-    print(json.dumps(record))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    predicted, labels = [], []
+    for game in range(games):
+        turns, _ = evaluate_lib.record_turns(take_turn, cfg, seed + game)
+        for state, turn in turns:
+            mine_mask = np.asarray(state.mine_mask, bool)
+            if not mine_mask.any():  # before the first reveal nothing is placed
+                continue
+            hidden = ~np.asarray(state.revealed, bool)
+            predicted.append(np.clip(turn.mine_probabilities[hidden], 0.0, 1.0))
+            labels.append(mine_mask[hidden])
+    if not predicted:
+        return np.zeros(0, np.float32), np.zeros(0, bool)
+    return np.concatenate(predicted), np.concatenate(labels)

@@ -18,118 +18,31 @@ Boards: beginner 8x8 with 10 mines, intermediate 16x16 with 40, expert 16x30 wit
 or any ``HxWxM``. The first click opens a region (it and its neighbours hold no mine)
 unless ``--safe-first-click``, which keeps only the clicked cell safe. ``--seed`` fixes
 the game: the same seed and first click give the same layout (the game's key is
-``jax.random.key(seed)``, see ``new_game``). An agent plays its own training board
+``jax.random.key(seed)``, see ``msjax.evaluate.new_game``). An agent plays its own training board
 unless ``--board`` says otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import functools
 import os
 import sys
-from typing import Any, Callable, NamedTuple, Sequence, TextIO
+from typing import NamedTuple, Sequence, TextIO
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from msjax import env as ms_env
+from msjax import evaluate as evaluate_lib
 from msjax import solver as solver_lib
 from msjax import viz
+from msjax.cli.boards import board_config
 from msjax.env import EnvConfig, EnvState
+from msjax.evaluate import TakeTurn, Turn, apply_move, new_game
 
-BOARDS = {"beginner": (8, 8, 10), "intermediate": (16, 16, 40), "expert": (16, 30, 99)}
 HELP = (
     "commands: r ROW COL reveal | f ROW COL flag/unflag | p mine probabilities (solver hint) | "
     "h help | q quit   (rows and columns count from 0)"
 )
-
-
-# ----------------------------------------------------------------------------- boards
-
-
-def parse_board(text: str) -> tuple[int, int, int]:
-    """``(H, W, mines)`` from a board name (beginner, intermediate, expert) or ``HxWxM``."""
-    name = text.strip().lower()
-    if name in BOARDS:
-        return BOARDS[name]
-    parts = name.split("x")
-    if len(parts) != 3 or not all(part.isdigit() for part in parts):
-        raise ValueError(f"--board {text!r}: use beginner, intermediate, expert or HxWxM such as 9x9x10")
-    return int(parts[0]), int(parts[1]), int(parts[2])
-
-
-def board_config(
-    board: str | None, safe_first_click: bool, base: EnvConfig | None = None
-) -> EnvConfig:
-    """The game to play: ``base`` (an agent's training game, default ``EnvConfig()``) with
-    the board of ``board`` (None keeps ``base``'s; default beginner without a base) and
-    the first-click rule.
-
-    An agent trained on a board mix (``base.boards``) plays the board alone, unpadded but
-    with the mix's observation channels (default: the mix's last board at its fewest
-    mines), so the solver-based diagnostics see whole boards.
-
-    Raises:
-      ValueError: an unknown board, or mines that do not fit it.
-    """
-    if base is None:
-        base = EnvConfig()
-        board = board or "beginner"
-    changes: dict[str, Any] = {}
-    if base.boards:
-        rows, cols, fewest, _ = base.boards[-1]
-        height, width, mines = parse_board(board) if board is not None else (rows, cols, fewest)
-        changes.update(H=height, W=width, mine_count=mines, boards=((height, width, mines, mines),))
-    elif board is not None:
-        height, width, mines = parse_board(board)
-        changes.update(H=height, W=width, mine_count=mines, density_band=None)
-    if safe_first_click:
-        changes["guarantee_safe_neighborhood"] = False
-    return dataclasses.replace(base, **changes)
-
-
-def new_game(seed: int, cfg: EnvConfig) -> EnvState:
-    """The game of ``seed``: ``env.reset(jax.random.key(seed), cfg)``. Mines are placed at
-    the first reveal, so the layout depends on the seed and the first click."""
-    return ms_env.reset(jax.random.key(seed), cfg)
-
-
-# ----------------------------------------------------------------------------- compiled steps
-# Static configs make each of these compile once per board (and per solver config).
-
-
-@functools.partial(jax.jit, static_argnums=(2,))
-def _step(state: EnvState, action: jax.Array, cfg: EnvConfig):
-    return ms_env.step(state, action, cfg)
-
-
-@functools.partial(jax.jit, static_argnums=(2, 3))
-def _solver_turn(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(action, layer, mine probabilities f32[H, W])`` of the solver on one board."""
-    action, layer = solver_lib.solver_action(state, key, cfg, solver_cfg)
-    return action, layer, solver_lib.mine_probabilities(state, cfg, solver_cfg)
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _solver_probabilities(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    return solver_lib.mine_probabilities(state, cfg, solver_cfg)
-
-
-@jax.jit
-def _agent_turn(agent: Any, state: EnvState, key: jax.Array):
-    """``(action, action probabilities f32[2HW], mine probabilities f32[H, W])`` of an agent."""
-    return agent.act(state, key), agent.action_probabilities(state), agent.mine_probabilities(state)
-
-
-def play(state: EnvState, action: int, cfg: EnvConfig) -> EnvState:
-    """``state`` after ``action`` (host int), through the jitted ``env.step``."""
-    next_state, _, _, _ = _step(state, jnp.int32(action), cfg)
-    return next_state
-
-
 # ----------------------------------------------------------------------------- input
 
 
@@ -188,14 +101,7 @@ def _parse_index(text: str, name: str, size: int) -> int:
 
 def action_of(move: Move, cfg: EnvConfig) -> int:
     """The env action of a reveal or flag ``move``."""
-    cell = move.row * cfg.W + move.col
-    return cell if move.kind == "reveal" else cfg.num_cells + cell
-
-
-def describe_action(action: int, cfg: EnvConfig) -> tuple[str, int, int]:
-    """``(kind, row, col)`` of an env action: kind "reveal" or "flag"."""
-    cell = action % cfg.num_cells
-    return ("flag" if action >= cfg.num_cells else "reveal"), cell // cfg.W, cell % cfg.W
+    return ms_env.encode_action(move.row * cfg.W + move.col, move.kind == "flag", cfg)
 
 
 class Terminal:
@@ -249,28 +155,40 @@ def _final_board(term: Terminal, state: EnvState, moves: int, who: str) -> None:
 
 
 def play_human(cfg: EnvConfig, seed: int, term: Terminal) -> int:
-    """A person plays one game through ``term``; returns the exit status (0)."""
-    state = new_game(seed, cfg)
+    """A person plays one game through ``term``; returns the exit status (0). The game
+    has no move cap: it ends when it is over or the person quits."""
     term.say(f"{cfg.H}x{cfg.W} board, {cfg.mine_count} mines, seed {seed}. {HELP}")
-    moves = 0
-    while not bool(state.done):
+
+    def choose(state: EnvState, moves: int) -> Move:
+        return _next_move(term, state, cfg)
+
+    def advance(state: EnvState, move: Move) -> EnvState:
+        return apply_move(state, action_of(move, cfg), cfg)
+
+    over = lambda state: bool(state.done)  # noqa: E731
+    for moves, (state, move) in enumerate(evaluate_lib.play_out(new_game(seed, cfg), choose, advance, over, sys.maxsize)):
+        if move is not None and move.kind == "quit":
+            term.say(f"Quit after {moves} moves.")
+            return 0
+    _final_board(term, state, moves, "You")
+    return 0
+
+
+def _next_move(term: Terminal, state: EnvState, cfg: EnvConfig) -> Move:
+    """Shows the board and answers help and hints until a reveal, a flag or quit comes."""
+    while True:
         view = viz.board_view(state)
         term.say(viz.render_board(view, color=term.color))
         move = _ask_move(term, view)
         if move is None or move.kind == "quit":
-            term.say(f"Quit after {moves} moves.")
-            return 0
+            return Move("quit")
         if move.kind == "help":
             term.say(HELP)
-            continue
-        if move.kind == "probabilities":
-            probs = _solver_probabilities(state, cfg, solver_lib.SolverConfig())
+        elif move.kind == "probabilities":
+            probs = evaluate_lib.solver_hint(state, cfg)
             term.say(viz.render_probabilities(probs, view, term.color))
-            continue
-        state = play(state, action_of(move, cfg), cfg)
-        moves += 1
-    _final_board(term, state, moves, "You")
-    return 0
+        else:
+            return move
 
 
 def _ask_move(term: Terminal, view: viz.BoardView) -> Move | None:
@@ -288,63 +206,9 @@ def _ask_move(term: Terminal, view: viz.BoardView) -> Move | None:
 # ----------------------------------------------------------------------------- watching a player
 
 
-class Turn(NamedTuple):
-    """One move a program is about to play, with what it believed.
-
-    Attributes:
-      action: the env action.
-      mine_probabilities: f32[H, W].
-      action_probabilities: f32[2HW] (an agent's policy) or None.
-      layer: the solver layer that chose the move, or None for an agent.
-    """
-
-    action: int
-    mine_probabilities: np.ndarray
-    action_probabilities: np.ndarray | None
-    layer: int | None
-
-
-def solver_player(cfg: EnvConfig, seed: int, solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig()):
-    """``(state, move number) -> Turn`` for the rule solver."""
-    solver_key = jax.random.fold_in(jax.random.key(seed), 1)
-
-    def turn(state: EnvState, move: int) -> Turn:
-        action, layer, probs = _solver_turn(state, jax.random.fold_in(solver_key, move), cfg, solver_cfg)
-        return Turn(int(action), np.asarray(probs), None, int(layer))
-
-    return turn
-
-
-def agent_player(agent: Any, seed: int):
-    """``(state, move number) -> Turn`` for a loaded agent."""
-    agent_key = jax.random.fold_in(jax.random.key(seed), 2)
-
-    def turn(state: EnvState, move: int) -> Turn:
-        action, action_probs, mine_probs = _agent_turn(agent, state, jax.random.fold_in(agent_key, move))
-        return Turn(int(action), np.asarray(mine_probs), np.asarray(action_probs), None)
-
-    return turn
-
-
-def record_game(
-    player: Callable[[EnvState, int], Turn], cfg: EnvConfig, seed: int
-) -> tuple[list[tuple[EnvState, Turn]], EnvState]:
-    """Plays game ``seed`` to its end without pausing: every state with the turn taken in
-    it, and the final state (the same move limit as ``watch``)."""
-    state = new_game(seed, cfg)
-    turns = []
-    for move in range(cfg.max_steps or 4 * cfg.num_cells):
-        if bool(state.done):
-            break
-        turn = player(state, move)
-        turns.append((state, turn))
-        state = play(state, turn.action, cfg)
-    return turns, state
-
-
 def turn_text(state: EnvState, turn: Turn, move: int, cfg: EnvConfig, top_k: int, color: bool) -> str:
     """The board with the player's beliefs, and a line naming the move and why."""
-    kind, row, col = describe_action(turn.action, cfg)
+    kind, row, col = viz.describe_action(turn.action, cfg)
     view = viz.board_view(state)
     picture = viz.render_turn(
         view,
@@ -361,29 +225,19 @@ def turn_text(state: EnvState, turn: Turn, move: int, cfg: EnvConfig, top_k: int
     return picture + "\n" + line
 
 
-def watch(
-    player: Callable[[EnvState, int], Turn],
-    cfg: EnvConfig,
-    seed: int,
-    term: Terminal,
-    who: str,
-    top_k: int = 3,
-) -> int:
-    """Steps through ``player``'s game, pausing before each move; returns the exit status.
+def watch(take_turn: TakeTurn, cfg: EnvConfig, seed: int, term: Terminal, who: str, top_k: int = 3) -> int:
+    """Steps through game ``seed`` of ``take_turn`` (``evaluate.solver_turns`` or
+    ``evaluate.agent_turns``), pausing before each move; returns the exit status.
 
-    The game stops at the env's ``max_steps`` or, without one, after ``4*H*W`` moves (a
-    policy may toggle flags forever).
+    The game stops at ``env.move_limit(cfg)`` moves (a policy may toggle flags forever).
     """
-    state = new_game(seed, cfg)
     term.say(f"{who} plays a {cfg.H}x{cfg.W} board with {cfg.mine_count} mines, seed {seed}.")
     term.say("Enter: play the move | c: play to the end | q: quit")
-    limit = cfg.max_steps or 4 * cfg.num_cells
     records: list[solver_lib.ActionRecord] = []
     pause = True
-    for move in range(limit):
-        if bool(state.done):
+    for move, (state, turn) in enumerate(evaluate_lib.game_turns(take_turn, cfg, seed)):
+        if turn is None:
             break
-        turn = player(state, move)
         term.say(turn_text(state, turn, move, cfg, top_k, term.color))
         if pause:
             answer = _ask_step(term)
@@ -391,12 +245,11 @@ def watch(
                 term.say(f"Quit after {move} moves.")
                 return 0
             pause = answer != "continue"
-        kind, row, col = describe_action(turn.action, cfg)
+        kind, row, col = viz.describe_action(turn.action, cfg)
         records.append(solver_lib.ActionRecord(kind.upper(), row, col, turn.layer if turn.layer is not None else -1))
-        state = play(state, turn.action, cfg)
     _final_board(term, state, len(records), who)
     if records and records[0].layer >= 0:
-        term.say(_layer_summary(records))
+        term.say(layer_summary_text(records))
     return 0
 
 
@@ -412,7 +265,7 @@ def _ask_step(term: Terminal) -> str:
         term.say("  press Enter for the next move, c to play to the end, q to quit")
 
 
-def _layer_summary(records: list[solver_lib.ActionRecord]) -> str:
+def layer_summary_text(records: list[solver_lib.ActionRecord]) -> str:
     """Moves per solver layer, in seed 001's format."""
     lines = ["Action Summary by Layer:"]
     for layer, counts in sorted(solver_lib.summarize(records).items()):
@@ -463,10 +316,10 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
             agent = load_agent(args.agent)
             cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
             agent = agent.for_board(cfg)
-            return watch(agent_player(agent, seed), cfg, seed, term, "The agent", args.top_k)
+            return watch(evaluate_lib.agent_turns(agent, seed), cfg, seed, term, "The agent", args.top_k)
         cfg = board_config(args.board, args.safe_first_click)
         if args.solver:
-            return watch(solver_player(cfg, seed), cfg, seed, term, "The solver", args.top_k)
+            return watch(evaluate_lib.solver_turns(cfg, seed), cfg, seed, term, "The solver", args.top_k)
         return play_human(cfg, seed, term)
     except (ValueError, FileNotFoundError) as err:  # bad board; missing or unreadable checkpoint
         stdout.write(f"error: {err}\n")

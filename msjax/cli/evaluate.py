@@ -1,0 +1,150 @@
+"""``python -m msjax.evaluate``: a player's win rate, avoidability and calibration figures,
+printed as a table and then as one JSON line.
+
+Usage::
+
+    python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
+                             [--episodes N] [--seed S] [--safe-first-click]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, Sequence
+
+from msjax import agent as agent_lib
+from msjax import diagnostics
+from msjax import env as ms_env
+from msjax.cli.boards import board_config
+
+USAGE = (
+    "python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM] "
+    "[--episodes N] [--seed S] [--safe-first-click]"
+)
+DESCRIPTION = "Why games are lost: avoidability of guesses, calibration of mine beliefs, and the CLI."
+
+
+class UsageError(Exception):
+    """A bad command line, reported in one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print the usage and exit by itself
+        raise UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m msjax.evaluate", usage=USAGE, description=DESCRIPTION)
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (its latest checkpoint)")
+    who.add_argument("--solver", action="store_true", help="the JAX rule solver instead of an agent")
+    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
+    parser.add_argument("--episodes", type=int, default=1000, help="games, one per board (default 1000)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
+    parser.add_argument("--batch-size", type=int, default=1024, help="boards stepped together")
+    parser.add_argument("--calibration-games", type=int, default=64, help="games whose positions score the mine head")
+    return parser
+
+
+def mine_head_trained(agent: Any) -> bool:
+    """False for a loaded agent whose run gave its mine head no loss weight."""
+    config = getattr(agent, "config", None)
+    if config is None:
+        return True
+    weights = [config.ppo.aux_mine_weight]
+    if config.imitation.enabled:
+        weights.append(config.imitation.aux_mine_weight)
+    return any(w > 0 for w in weights)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.episodes < 1:
+        raise UsageError(f"--episodes {args.episodes}: must be >= 1")
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size {args.batch_size}: must be >= 1")
+    if args.calibration_games < 0:
+        raise UsageError(f"--calibration-games {args.calibration_games}: must be >= 0")
+
+
+def _load(args: argparse.Namespace):
+    """``(player, env_cfg, name)`` for the parsed command line."""
+    _check_numbers(args)
+    from msjax.checkpoint import CheckpointError
+
+    try:
+        if args.solver:
+            cfg = board_config(args.board, args.safe_first_click)
+            return agent_lib.SolverAgent(cfg), cfg, "solver"
+        agent = agent_lib.load_agent(args.agent)
+        cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
+        return agent.for_board(cfg), cfg, f"agent {args.agent}"
+    except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
+        raise UsageError(str(error).splitlines()[0]) from error
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {_fmt(part)}" for key, part in value.items())
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def format_table(name: str, cfg: ms_env.EnvConfig, figures: dict[str, Any]) -> str:
+    """The figures as an aligned two-column table under a title line."""
+    rule = "safe first click" if not cfg.guarantee_safe_neighborhood else "opening start"
+    low, high = figures["win_rate_ci95"]
+    lines = [f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count} ({rule}), {figures['episodes']} games"]
+    rows = [("win rate", f"{100 * figures['win_rate']:.2f}%  [95% CI {100 * low:.2f}, {100 * high:.2f}]")]
+    shown_above = ("win_rate", "win_rate_ci95", "episodes")
+    rows += [(key.replace("_", " "), _fmt(value)) for key, value in figures.items() if key not in shown_above]
+    width = max(len(label) for label, _ in rows)
+    lines += [f"  {label:<{width}}  {value}" for label, value in rows]
+    return "\n".join(lines)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {key: _json_safe(v) for key, v in value.items()}
+    return value
+
+
+def json_record(name: str, cfg: ms_env.EnvConfig, figures: dict[str, Any]) -> dict[str, Any]:
+    """The figures as one JSON-ready row (nan as null) naming the player, board and rule."""
+    record = {"player": name, "board": f"{cfg.H}x{cfg.W}x{cfg.mine_count}"}
+    record["rule"] = "opening" if cfg.guarantee_safe_neighborhood else "safe"
+    record.update({key: _json_safe(value) for key, value in figures.items()})
+    return record
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m msjax.evaluate``: prints the figures as a table, then one JSON line.
+
+    Returns the exit status: 0, or 2 after a one-line error on a bad command line.
+    """
+    try:
+        args = _parser().parse_args(argv)
+        player, cfg, name = _load(args)
+    except UsageError as error:
+        print(f"python -m msjax.evaluate: error: {error}", file=sys.stderr)
+        return 2
+    figures = diagnostics.diagnose(player, cfg, args.episodes, args.seed, args.batch_size)
+    note = None
+    if args.calibration_games and agent_lib.has_mine_beliefs(player):
+        if mine_head_trained(player):
+            figures.update(diagnostics.mine_head_calibration(player, cfg, args.calibration_games, args.seed))
+        else:
+            note = "mine head not trained (aux_mine_weight 0): no calibration"
+    print(format_table(name, cfg, figures))
+    if note:
+        print(f"  ({note})")
+    print(json.dumps(json_record(name, cfg, figures)))
+    return 0

@@ -1,0 +1,101 @@
+"""``python -m msjax.viz``: writes a PNG figure and prints its path.
+
+Usage::
+
+    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png
+    python -m msjax.viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
+    python -m msjax.viz calibration --agent runs/NAME --games 100   # -> reliability.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from msjax import diagnostics
+from msjax import evaluate as evaluate_lib
+from msjax import viz
+from msjax.cli.boards import board_config
+
+USAGE = """\
+python -m msjax.viz curves runs/NAME [-o PNG]
+python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
+python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
+DESCRIPTION = "Pictures of boards and training: terminal views with overlays, and PNG figures."
+
+
+def _player_options(parser: argparse.ArgumentParser) -> None:
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME")
+    who.add_argument("--solver", action="store_true", help="the rule solver")
+    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (an agent: its own board)")
+    parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _turns(args: argparse.Namespace):
+    """``(take_turn, cfg, name)`` for the ``--agent``/``--solver`` options (see ``msjax.play``)."""
+    if args.agent:
+        from msjax.agent import load_agent
+
+        agent = load_agent(args.agent)
+        cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
+        return evaluate_lib.agent_turns(agent.for_board(cfg), args.seed), cfg, f"agent {Path(args.agent).name}"
+    cfg = board_config(args.board, args.safe_first_click)
+    return evaluate_lib.solver_turns(cfg, args.seed), cfg, "solver"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m msjax.viz", description=DESCRIPTION, usage=USAGE)
+    figures = parser.add_subparsers(dest="figure", required=True)
+    curves = figures.add_parser("curves", help="training curves of a run")
+    curves.add_argument("run", help="run directory (runs/NAME) or its metrics.jsonl")
+    curves.add_argument("-o", "--out", help="PNG path (default RUN/training_curves.png)")
+    heatmap = figures.add_parser("heatmap", help="mine probabilities beside the board, at one move of a game")
+    _player_options(heatmap)
+    heatmap.add_argument("--move", type=int, default=5, help="the position before this move (1 = the opening)")
+    heatmap.add_argument("-o", "--out", default="mine_probabilities.png")
+    calibration = figures.add_parser("calibration", help="reliability diagram of the mine probabilities")
+    _player_options(calibration)
+    calibration.add_argument("--games", type=int, default=50)
+    calibration.add_argument("--bins", type=int, default=10)
+    calibration.add_argument("-o", "--out", default="reliability.png")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Writes the PNG the command line asks for and prints its path; returns the exit
+    status (0, or 2 after a one-line error)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.figure == "curves":
+            path = viz.plot_training_curves(args.run, args.out)
+        elif args.figure == "heatmap":
+            path = _heatmap_command(args)
+        else:
+            path = _calibration_command(args)
+    except (ValueError, FileNotFoundError, ImportError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+def _heatmap_command(args: argparse.Namespace) -> Path:
+    if args.move < 1:
+        raise ValueError(f"--move {args.move} must be >= 1")
+    take_turn, cfg, name = _turns(args)
+    turns, _ = evaluate_lib.record_turns(take_turn, cfg, args.seed)
+    state, turn = turns[min(args.move, len(turns)) - 1]
+    kind, row, col = viz.describe_action(turn.action, cfg)
+    title = f"{name}, seed {args.seed}, before move {min(args.move, len(turns))}: {kind} ({row}, {col})"
+    return viz.plot_mine_probabilities(state, turn.mine_probabilities, args.out, title=title, mark=(row, col))
+
+
+def _calibration_command(args: argparse.Namespace) -> Path:
+    take_turn, cfg, name = _turns(args)
+    predicted, labels = diagnostics.calibration_data(take_turn, cfg, args.games, args.seed)
+    title = f"{name}, {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games"
+    return viz.plot_reliability(predicted, labels, args.out, args.bins, title=title)
