@@ -1,4 +1,4 @@
-"""Diagnostics: avoidability on hand-built positions, calibration metrics, the CLI, baselines."""
+"""Diagnostics: avoidability on hand-built positions, calibration of beliefs, the CLI, baselines."""
 
 import dataclasses
 import json
@@ -7,47 +7,49 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import position
 
 from msjax import diagnostics
 from msjax import env as ms_env
+from msjax import evaluate as evaluate_lib
 from msjax import exact
-from msjax.evaluate import evaluate, random_agent
+from msjax.agent import RandomAgent, SolverAgent
+from msjax.cli import evaluate as evaluate_cli
 
 CFG4 = ms_env.EnvConfig(H=4, W=4, mine_count=3)  # the mines of a position come from its drawing
 
+# every position drawn here is 4x4: one compiled judge
+classify_moves = jax.jit(diagnostics.classify_moves, static_argnums=2)
 
-def board(text: str, cfg: ms_env.EnvConfig = CFG4) -> ms_env.EnvState:
-    """A position drawn as rows of ``*`` (hidden mine), ``#`` (hidden safe cell) and ``.``
-    (revealed safe cell, showing its true count)."""
-    rows = [list(row) for row in text.split()]
-    mines = np.array([[c == "*" for c in row] for row in rows])
-    revealed = np.array([[c == "." for c in row] for row in rows])
-    state = ms_env.from_mines(jnp.asarray(mines), cfg)
-    return state.replace(revealed=jnp.asarray(revealed))
+
+def board(text: str) -> ms_env.EnvState:
+    """The position drawn (conftest's board text) as a game of ``CFG4``'s size."""
+    return position(text, CFG4)
 
 
 def judge(state: ms_env.EnvState, row: int, col: int, cfg: ms_env.EnvConfig = CFG4):
     """The MoveKinds (as Python bools) of revealing (row, col) in ``state``."""
     states = jax.tree.map(lambda x: x[None], state)
-    kinds = diagnostics.classify_moves(states, jnp.array([row * cfg.W + col], jnp.int32), cfg)
+    action = ms_env.encode_action(row * cfg.W + col, False, cfg)
+    kinds = classify_moves(states, jnp.array([action], jnp.int32), cfg)
     return {name: bool(value[0]) for name, value in kinds._asdict().items()}
 
 
 # The 0s at (0, 2) and (2, 0) prove (0, 1) and (1, 0) safe; (0, 0) is then a proved mine.
 SAFE_CELL_EXISTS = """
-*#..
-#...
-....
-....
+    * # . .
+    # . . .
+    . . . .
+    . . . .
 """
 
 # One number (the 1 at (1, 1)) with eight hidden neighbours and three mines on the board:
 # nothing is proved.
 NOTHING_PROVED = """
-*###
-#.##
-###*
-*###
+    * # # #
+    # 1 # #
+    # # # *
+    * # # #
 """
 
 
@@ -75,8 +77,8 @@ def test_flags_and_repeated_reveals_are_not_reveals():
     state = board(SAFE_CELL_EXISTS)
     assert not judge(state, 2, 2)["reveal"]  # already revealed
     states = jax.tree.map(lambda x: x[None], state)
-    flag_on_mine = jnp.array([CFG4.num_cells + 0], jnp.int32)
-    assert not bool(diagnostics.classify_moves(states, flag_on_mine, CFG4).reveal[0])
+    flag_on_mine = jnp.array([ms_env.encode_action(0, True, CFG4)], jnp.int32)
+    assert not bool(classify_moves(states, flag_on_mine, CFG4).reveal[0])
 
 
 def test_avoidability_figures_from_counters():
@@ -96,49 +98,23 @@ def test_avoidability_figures_from_counters():
     assert figures["avoidable_guess_rate"] == 2 / 8
 
 
-# ----------------------------------------------------------------------------- calibration
-
-
-def test_auroc_of_a_perfect_a_reversed_and_a_constant_ranking():
-    labels = np.array([0, 0, 1, 0, 1, 1], bool)
-    scores = np.array([0.1, 0.2, 0.7, 0.3, 0.8, 0.9])
-    assert diagnostics.auroc(scores, labels) == 1.0
-    assert diagnostics.auroc(1.0 - scores, labels) == 0.0
-    assert diagnostics.auroc(np.full(6, 0.4), labels) == 0.5
-
-
-def test_auroc_counts_ties_between_classes_as_half():
-    # positive 0.5 ties one negative and beats the other: (1 + 0.5) / 2
-    assert diagnostics.auroc([0.5, 0.5, 0.1], [True, False, False]) == 0.75
-
-
-def test_calibrated_predictions_have_near_zero_ece_and_the_expected_brier():
-    rng = np.random.default_rng(0)
-    probs = rng.choice([0.05, 0.25, 0.55, 0.85], size=200_000)
-    labels = rng.random(probs.size) < probs
-    metrics = diagnostics.calibration_metrics(probs, labels)
-    assert metrics["ece"] < 0.01
-    assert metrics["brier"] == pytest.approx(np.mean(probs * (1 - probs)), abs=2e-3)
-    assert 0.5 < metrics["auroc"] < 1.0
-
-
-def test_calibration_metrics_score_only_the_masked_cells():
-    probs = np.array([[0.9, 0.1], [0.0, 1.0]])
-    labels = np.array([[True, False], [True, False]])  # the unmasked row is all wrong
-    mask = np.array([[True, True], [False, False]])
-    metrics = diagnostics.calibration_metrics(probs, labels, mask)
-    assert metrics["cells"] == 2 and metrics["auroc"] == 1.0
-    assert metrics["brier"] == pytest.approx(0.01)
-
-
 # ----------------------------------------------------------------------------- games and CLI
 
 CFG5 = ms_env.EnvConfig(H=5, W=5, mine_count=4)
 
 
-def test_the_solver_beats_random_and_never_guesses_while_a_safe_cell_exists():
-    solver = diagnostics.diagnose(diagnostics.SolverAgent(CFG5), CFG5, episodes=64, seed=1)
-    rand = diagnostics.diagnose(random_agent(CFG5), CFG5, episodes=64, seed=1)
+@pytest.fixture(scope="module")
+def solver_figures():
+    return diagnostics.diagnose(SolverAgent(CFG5), CFG5, episodes=64, seed=1)
+
+
+@pytest.fixture(scope="module")
+def random_figures():
+    return diagnostics.diagnose(RandomAgent(CFG5), CFG5, episodes=64, seed=1)
+
+
+def test_the_solver_beats_random_and_never_guesses_while_a_safe_cell_exists(solver_figures, random_figures):
+    solver, rand = solver_figures, random_figures
     assert solver["win_rate"] > rand["win_rate"] + 0.3
     assert solver["avoidable_guesses_per_game"] == 0.0 and solver["avoidable_mistakes"] == 0.0
     assert solver["guesses_per_game"] == solver["forced_guesses_per_game"] > 0
@@ -147,16 +123,15 @@ def test_the_solver_beats_random_and_never_guesses_while_a_safe_cell_exists():
     assert rand["avoidable_mistakes"] > 0.3 and rand["avoidable_guess_rate"] > 0.3
 
 
-def test_diagnose_plays_the_same_games_as_evaluate():
-    figures = diagnostics.diagnose(random_agent(CFG5), CFG5, episodes=64, seed=1)
-    plain = evaluate(random_agent(CFG5), CFG5, episodes=64, seed=1)
+def test_diagnose_plays_the_same_games_as_evaluate(random_figures):
+    plain = evaluate_lib.evaluate(RandomAgent(CFG5), CFG5, episodes=64, seed=1)
     for name, value in plain.items():
-        np.testing.assert_equal(figures[name], value, err_msg=name)
+        np.testing.assert_equal(random_figures[name], value, err_msg=name)
 
 
 def test_cli_prints_a_table_and_a_json_line(capsys):
     # the solver test's games: the compiled loop is reused
-    status = diagnostics.main(
+    status = evaluate_cli.main(
         ["--solver", "--board", "5x5x4", "--episodes", "64", "--seed", "1", "--calibration-games", "0"]
     )
     out = capsys.readouterr().out.strip().splitlines()
@@ -210,8 +185,26 @@ def test_positions_carry_the_beliefs_and_exact_probabilities_close_the_gap():
     ],
 )
 def test_cli_rejects_bad_arguments_in_one_line_with_status_2(argv, capsys):
-    assert diagnostics.main(argv) == 2
+    assert evaluate_cli.main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1
     assert captured.err.startswith("python -m msjax.evaluate: error:")
+
+
+def test_calibration_data_takes_hidden_cells_after_the_first_click():
+    cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
+
+    def row_major_turn(state, move):  # reveals the first hidden cell, believes 0.3 everywhere
+        hidden = np.flatnonzero(~np.asarray(state.revealed))
+        return evaluate_lib.Turn(int(hidden[0]) if move else 12, np.full((5, 5), 0.3), None, None)
+
+    predicted, labels = diagnostics.calibration_data(row_major_turn, cfg, games=2, seed=0)
+    expected_predictions, expected_mines = 0, 0
+    for seed in (0, 1):
+        turns, _ = evaluate_lib.record_turns(row_major_turn, cfg, seed)
+        placed = [state for state, _ in turns if bool(state.first_click_done)]
+        expected_predictions += sum(int((~np.asarray(s.revealed)).sum()) for s in placed)
+        expected_mines += sum(int((np.asarray(s.mine_mask) & ~np.asarray(s.revealed)).sum()) for s in placed)
+    assert len(predicted) == len(labels) == expected_predictions > 0
+    assert np.all(predicted == 0.3) and int(labels.sum()) == expected_mines

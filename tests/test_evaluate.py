@@ -7,7 +7,8 @@ import pytest
 from flax import struct
 
 from msjax import env as ms_env
-from msjax.evaluate import evaluate, play_games, random_agent, wilson_interval
+from msjax.agent import RandomAgent
+from msjax.evaluate import evaluate, play_games
 
 CFG = ms_env.EnvConfig(H=4, W=4, mine_count=3)
 
@@ -67,7 +68,7 @@ def test_each_board_plays_exactly_one_game():
 
 
 def test_games_that_hit_the_step_cap_count_as_losses_and_their_repeats_as_invalid():
-    cap = 4 * CFG.num_cells
+    cap = ms_env.move_limit(CFG)
     games = play_games(always_cell_zero, CFG, episodes=30, batch_size=16)
     stuck = ~games["finished"]
     assert stuck.any(), "a first click on cell 5 should rarely win a 4x4x3 board at once"
@@ -103,7 +104,7 @@ def test_results_do_not_depend_on_the_batch_size():
 
 
 def test_random_agent_plays_only_legal_reveals_and_wins_sometimes():
-    result = evaluate(random_agent(CFG), CFG, episodes=160, batch_size=16)
+    result = evaluate(RandomAgent(CFG), CFG, episodes=160, batch_size=16)
     assert result["invalid_action_rate"] == 0.0
     assert 0.0 < result["win_rate"] < 1.0
     low, high = result["win_rate_ci95"]
@@ -136,15 +137,8 @@ def test_a_pytree_agent_with_new_values_does_not_recompile():
     assert len(traces) == 1
 
 
-def test_wilson_interval_matches_known_values():
-    low, high = wilson_interval(0, 10)
-    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
-    low, high = wilson_interval(50, 100)
-    assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
-
-
 def test_bad_arguments_are_rejected_with_the_argument_named():
     with pytest.raises(ValueError, match="episodes"):
-        evaluate(random_agent(CFG), CFG, episodes=0)
+        evaluate(RandomAgent(CFG), CFG, episodes=0)
     with pytest.raises(ValueError, match="max_steps"):
-        evaluate(random_agent(CFG), CFG, episodes=4, max_steps=0)
+        evaluate(RandomAgent(CFG), CFG, episodes=4, max_steps=0)

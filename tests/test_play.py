@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from msjax import agent as agent_lib
+from msjax import env as ms_env
+from msjax import evaluate as evaluate_lib
 from msjax import models, play, viz
 from tiny_runs import TINY
 
@@ -31,7 +33,7 @@ def run_cli(args, lines):
 @pytest.fixture(scope="module")
 def layout():
     """The mines of game ``SEED`` once the first click lands on ``FIRST``."""
-    state = play.play(play.new_game(SEED, CFG), FIRST[0] * CFG.W + FIRST[1], CFG)
+    state = evaluate_lib.apply_move(evaluate_lib.new_game(SEED, CFG), FIRST[0] * CFG.W + FIRST[1], CFG)
     return state, np.asarray(state.mine_mask)
 
 
@@ -42,15 +44,15 @@ def winning_moves(state, mine_mask):
         hidden_safe = ~np.asarray(state.revealed) & ~mine_mask
         row, col = (int(x[0]) for x in np.nonzero(hidden_safe))
         moves.append(f"r {row} {col}\n")
-        state = play.play(state, row * CFG.W + col, CFG)
+        state = evaluate_lib.apply_move(state, row * CFG.W + col, CFG)
     return moves, state
 
 
 def test_board_names_and_sizes_parse():
-    assert play.parse_board("expert") == (16, 30, 99)
-    assert play.parse_board("9x9x10") == (9, 9, 10)
+    assert ms_env.parse_board("expert") == (16, 30, 99)
+    assert ms_env.parse_board("9x9x10") == (9, 9, 10)
     with pytest.raises(ValueError, match="HxWxM"):
-        play.parse_board("huge")
+        ms_env.parse_board("huge")
     assert not play.board_config("beginner", safe_first_click=True).guarantee_safe_neighborhood
 
 
@@ -140,7 +142,7 @@ def test_an_agent_steps_through_a_game_with_its_policy_shown():
     agent = agent_lib.from_params(random_params(cfg), cfg)
     stdout = io.StringIO()
     term = play.Terminal(io.StringIO("\n" + "c\n"), stdout, color=False)
-    assert play.watch(play.agent_player(agent, seed=0), TINY.env, 0, term, "The agent") == 0
+    assert play.watch(evaluate_lib.agent_turns(agent, seed=0), TINY.env, 0, term, "The agent") == 0
     out = stdout.getvalue()
     assert "policy top 3" in out and "mine probability" in out
     assert "a reveal" in out  # the most likely move, lettered on the board and listed

@@ -6,28 +6,18 @@ import textwrap
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import config_for, position
 
-from msjax import env, viz
+from msjax import viz
+from msjax.cli import viz as viz_cli
 
-CFG = env.EnvConfig(H=3, W=4, mine_count=2)
-
-
-def board(rows: str):
-    """A game from a text board: ``*`` hidden mine, ``#`` hidden safe, ``F`` flag on a
-    mine, ``f`` flag on a safe cell, ``o`` revealed safe cell."""
-    grid = [line.split() for line in textwrap.dedent(rows).strip().splitlines()]
-    cells = np.array(grid)
-    state = env.from_mines(jnp.asarray((cells == "*") | (cells == "F")), CFG)
-    return state.replace(revealed=jnp.asarray(cells == "o"), flags=jnp.asarray((cells == "F") | (cells == "f")))
-
-
-PLAYING = board(
+PLAYING_TEXT = """
+    # * . .
+    # . . .
+    . . . F
     """
-    # * o o
-    # o o o
-    o o o F
-    """
-)
+CFG = config_for(PLAYING_TEXT)
+PLAYING = position(PLAYING_TEXT)
 
 
 def test_board_shows_numbers_flags_and_hidden_cells_with_coordinates():
@@ -42,11 +32,11 @@ def test_board_shows_numbers_flags_and_hidden_cells_with_coordinates():
 
 
 def test_finished_board_shows_every_mine_the_hit_one_and_wrong_flags():
-    lost = board(
+    lost = position(
         """
-        f * o o
-        # o o o
-        o o o F
+        f * . .
+        # . . .
+        . . . F
         """
     )
     lost = lost.replace(revealed=lost.revealed.at[0, 1].set(True), done=jnp.bool_(True))
@@ -117,7 +107,7 @@ def test_color_mode_adds_escapes_around_the_same_picture():
     plain = viz.render_turn(PLAYING, mine_probabilities=probabilities, mark=(0, 0), width=200)
     coloured = viz.render_turn(PLAYING, mine_probabilities=probabilities, mark=(0, 0), width=200, color=True)
     assert "\x1b[" in coloured
-    assert [line.rstrip() for line in viz._ANSI_PATTERN.sub("", coloured).splitlines()] == plain.splitlines()
+    assert [line.rstrip() for line in viz.strip_ansi(coloured).splitlines()] == plain.splitlines()
 
 
 def test_render_turn_puts_overlays_beside_the_board_or_below_when_too_narrow():
@@ -130,7 +120,7 @@ def test_render_turn_puts_overlays_beside_the_board_or_below_when_too_narrow():
 
 def test_beside_pads_by_visible_width():
     joined = viz.beside([viz.paint("ab", "31", True) + "\nc", "x\ny"], gap=1)
-    assert viz._ANSI_PATTERN.sub("", joined).splitlines() == ["ab x", "c  y"]
+    assert viz.strip_ansi(joined).splitlines() == ["ab x", "c  y"]
 
 
 def test_use_color_only_for_terminals(monkeypatch):
@@ -144,45 +134,6 @@ def test_use_color_only_for_terminals(monkeypatch):
     assert not viz.use_color(object())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not viz.use_color(Tty())
-
-
-# ----------------------------------------------------------------------------- calibration
-
-
-def test_calibration_bins_of_calibrated_and_overconfident_predictions():
-    calibrated = viz.calibration_bins(np.full(8, 0.25), np.array([1, 0, 0, 0, 1, 0, 0, 0]), num_bins=4)
-    assert calibrated.ece == pytest.approx(0.0)
-    assert calibrated.counts.tolist() == [0, 8, 0, 0]
-    overconfident = viz.calibration_bins(np.array([0.9, 0.9, 0.1, 0.1]), np.array([0, 0, 0, 0]))
-    assert overconfident.ece == pytest.approx(0.5)  # half the cells off by 0.9, half by 0.1
-    assert overconfident.observed[9] == 0.0 and overconfident.mean_predicted[9] == pytest.approx(0.9)
-
-
-def test_calibration_bins_reject_mismatched_inputs():
-    with pytest.raises(ValueError, match="labels"):
-        viz.calibration_bins(np.zeros(3), np.zeros(4))
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        viz.calibration_bins(np.array([1.5]), np.array([1]))
-
-
-def test_calibration_data_takes_hidden_cells_after_the_first_click():
-    from msjax import play
-
-    cfg = play.board_config("5x5x3", safe_first_click=False)
-
-    def row_major_player(state, move):  # reveals the first hidden cell, believes 0.3 everywhere
-        hidden = np.flatnonzero(~np.asarray(state.revealed))
-        return play.Turn(int(hidden[0]) if move else 12, np.full((5, 5), 0.3), None, None)
-
-    predicted, labels = viz.calibration_data(row_major_player, cfg, games=2, seed=0)
-    expected_predictions, expected_mines = 0, 0
-    for seed in (0, 1):
-        turns, _ = play.record_game(row_major_player, cfg, seed)
-        placed = [state for state, _ in turns if bool(state.first_click_done)]
-        expected_predictions += sum(int((~np.asarray(s.revealed)).sum()) for s in placed)
-        expected_mines += sum(int((np.asarray(s.mine_mask) & ~np.asarray(s.revealed)).sum()) for s in placed)
-    assert len(predicted) == len(labels) == expected_predictions > 0
-    assert np.all(predicted == 0.3) and int(labels.sum()) == expected_mines
 
 
 # ----------------------------------------------------------------------------- figures
@@ -230,10 +181,10 @@ def test_training_curves_are_written_from_a_run_directory(tmp_path):
 def test_curves_command_writes_the_png_into_the_run(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _metrics_rows()))
-    assert viz.main(["curves", str(tmp_path)]) == 0
+    assert viz_cli.main(["curves", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "training_curves.png")
     _assert_png(tmp_path / "training_curves.png")
-    assert viz.main(["curves", str(tmp_path / "missing")]) == 2
+    assert viz_cli.main(["curves", str(tmp_path / "missing")]) == 2
 
 
 def test_training_curves_need_a_metrics_file(tmp_path):
