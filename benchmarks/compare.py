@@ -33,8 +33,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import solver_winrate  # noqa: E402
+from msjax.env import STANDARD_BOARDS  # noqa: E402
 
-BOARDS = solver_winrate.BOARDS
+BOARDS = STANDARD_BOARDS
 RULES = solver_winrate.RULES
 PSEQ = solver_winrate.PSEQ  # percent: (safe first click, opening start)
 BASELINES = ("random", "layer1", "jax", "exact")

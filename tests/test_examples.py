@@ -21,7 +21,8 @@ def test_the_notebook_loads_a_run_plays_a_game_and_draws_the_heatmap(tmp_path, m
     namespace: dict = {}
     for source in code_cells(NOTEBOOK):
         exec(compile(source, str(NOTEBOOK), "exec"), namespace)
-    assert bool(namespace["state"].done) or len(namespace["history"]) > 4 * 16
+    cfg = namespace["cfg"]
+    assert bool(namespace["state"].done) or len(namespace["history"]) > namespace["ms_env"].move_limit(cfg)
     assert namespace["belief"].shape == (4, 4)
     if namespace["plt"] is not None:
         assert namespace["fig"].axes, "the heatmap figure was drawn"
