@@ -12,7 +12,7 @@ from msjax.agent import Agent, load_agent
 from msjax.checkpoint import CheckpointError
 from tiny_runs import TINY, fresh_ppo_state, saved_run
 
-NUM_BOARDS = 12
+NUM_GAMES = 12
 
 
 @pytest.fixture(scope="module")
@@ -21,22 +21,22 @@ def run_dir(tmp_path_factory):
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2))
-def boards_in_play(cfg, num_boards=NUM_BOARDS, moves=3):
-    """``num_boards`` games after a few random reveals (some may be over)."""
-    states = ms_env.batch_reset(jax.random.key(0), cfg, num_boards)
+def games_in_play(cfg, num_games=NUM_GAMES, moves=3):
+    """``num_games`` games after a few random reveals (some may be over)."""
+    states = ms_env.batch_reset(jax.random.key(0), cfg, num_games)
     step = jax.vmap(ms_env.step, in_axes=(0, 0, None))
     for i in range(moves):
-        keys = jax.random.split(jax.random.key(100 + i), num_boards)
-        hidden = ~states.revealed.reshape(num_boards, -1)
+        keys = jax.random.split(jax.random.key(100 + i), num_games)
+        hidden = ~states.revealed.reshape(num_games, -1)
         actions = jax.vmap(lambda k, h: jax.random.categorical(k, jnp.where(h, 0.0, -jnp.inf)))(keys, hidden)
         states, *_ = step(states, actions.astype(jnp.int32), cfg)
     return states
 
 
 def assert_legal(agent, states, cfg):
-    keys = jax.random.split(jax.random.key(1), NUM_BOARDS)
+    keys = jax.random.split(jax.random.key(1), NUM_GAMES)
     actions = jax.jit(jax.vmap(agent.act))(states, keys)
-    assert actions.shape == (NUM_BOARDS,) and actions.dtype == jnp.int32
+    assert actions.shape == (NUM_GAMES,) and actions.dtype == jnp.int32
     legal = jax.vmap(ms_env.action_mask, in_axes=(0, None))(states, cfg)
     playing = ~np.asarray(states.done)
     chosen_legal = np.asarray(jnp.take_along_axis(legal, actions[:, None], axis=1)[:, 0])
@@ -45,7 +45,7 @@ def assert_legal(agent, states, cfg):
 
 def test_the_loaded_agent_plays_legal_moves_vmapped_over_boards(run_dir):
     agent = load_agent(run_dir)
-    states = boards_in_play(TINY.env)
+    states = games_in_play(TINY.env)
     assert_legal(agent, states, TINY.env)
     assert_legal(agent.sampling(), states, TINY.env)
 
@@ -68,9 +68,9 @@ def test_best_picks_the_checkpoint_with_the_highest_evaluation(run_dir):
 
 def test_mine_probabilities_are_a_board_of_probabilities(run_dir):
     agent = load_agent(run_dir)
-    states = boards_in_play(TINY.env)
+    states = games_in_play(TINY.env)
     probabilities = jax.vmap(agent.mine_probabilities)(states)
-    assert probabilities.shape == (NUM_BOARDS, TINY.env.H, TINY.env.W)
+    assert probabilities.shape == (NUM_GAMES, TINY.env.H, TINY.env.W)
     assert bool(jnp.all((probabilities >= 0) & (probabilities <= 1)))
     policy = jax.vmap(agent.action_probabilities)(states)
     np.testing.assert_allclose(policy.sum(axis=1)[~np.asarray(states.done)], 1.0, rtol=1e-5)
@@ -79,7 +79,7 @@ def test_mine_probabilities_are_a_board_of_probabilities(run_dir):
 def test_the_same_weights_play_another_board_size(run_dir):
     larger = ms_env.EnvConfig(H=6, W=7, mine_count=5)
     agent = load_agent(run_dir).for_board(larger)
-    assert_legal(agent, boards_in_play(larger), larger)
+    assert_legal(agent, games_in_play(larger), larger)
     assert agent.mine_probabilities(ms_env.reset(jax.random.key(0), larger)).shape == (6, 7)
 
 

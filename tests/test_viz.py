@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import config_for, position
 
-from msjax import viz
+from msjax import env, viz
 from msjax.cli import viz as viz_cli
 
 PLAYING_TEXT = """
@@ -80,7 +80,7 @@ def test_top_actions_letters_the_most_likely_moves_on_their_cells():
     policy = np.zeros(2 * CFG.num_cells)
     policy[4] = 0.6  # reveal (1, 0)
     policy[0] = 0.3  # reveal (0, 0)
-    policy[CFG.num_cells + 1] = 0.1  # flag (0, 1)
+    policy[env.encode_action(1, True, CFG)] = 0.1  # flag (0, 1)
     text = viz.render_top_actions(policy, PLAYING, k=3)
     assert text == textwrap.dedent(
         """\

@@ -274,7 +274,8 @@ def render_probabilities(
 def describe_action(action: int, cfg: EnvConfig) -> tuple[str, int, int]:
     """``(kind, row, col)`` of an env action (host int): kind "reveal" or "flag"."""
     cell, is_flag = ms_env.decode_action(action, cfg)
-    return ("flag" if is_flag else "reveal"), cell // cfg.W, cell % cfg.W
+    row, col = divmod(int(cell), cfg.W)
+    return ("flag" if is_flag else "reveal"), row, col
 
 
 class RankedAction(NamedTuple):
