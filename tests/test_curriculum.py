@@ -1,8 +1,9 @@
-"""The curriculum: stages over a board mix, traced board weights, promotion and resume."""
+"""The curriculum: levels over a board mix, traced board weights, promotion and resume."""
 
 import dataclasses
 import json
 
+import chex
 import jax
 import numpy as np
 import pytest
@@ -83,20 +84,19 @@ def test_a_curriculum_that_does_not_fit_the_boards_raises(changes, match):
 
 
 def test_promotion_changes_the_boards_dealt_without_recompiling():
-    """A tiny mixed-size PPO run: stage 0 deals only 4x4 games; after a promotion the same
+    """A tiny mixed-size PPO run: level 0 deals only 4x4 games; after a promotion the same
     compiled chunk deals 4x5 games, and it still trains (finite losses)."""
     state = ppo.init_train_state(
         jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo, curriculum_cfg=MIXED.curriculum
     )
-    chunk = train._ppo_chunk(MIXED.env, MIXED.model, MIXED.ppo, 2)  # the runner's, compiled once
-    size_before = chunk._cache_size()
+    traced_once = chex.assert_max_traces(ppo.train_chunk_fn(MIXED.env, MIXED.model, MIXED.ppo, 2), n=1)
+    chunk = jax.jit(traced_once, donate_argnums=0)  # a retrace would raise
     state, metrics = chunk(state)
     assert np.all(metrics[f"games_share/{NAMES[0]}"] == 1.0)
     promoted, changed = curriculum.promote(state.curriculum, [0.5, 0.0], int(state.update), MIXED.curriculum)
     assert changed
     state, metrics = chunk(state.replace(curriculum=promoted))
-    state, metrics = chunk(state)  # by now every board has started a game of the new stage
-    assert chunk._cache_size() == max(size_before, 1)
+    state, metrics = chunk(state)  # by now every game has started on the new level's board
     assert np.all(metrics["curriculum_stage"] == 1.0)
     assert metrics[f"games_share/{NAMES[1]}"][-1] == 1.0
     assert np.all(np.isfinite(metrics["loss"]))
@@ -242,3 +242,20 @@ def test_the_command_line_plays_one_board_of_a_mix_unpadded():
     assert env.num_channels(cfg) == env.num_channels(MIXED.env)
     default = play.board_config(None, safe_first_click=False, base=MIXED.env)
     assert (default.H, default.W, default.boards) == (4, 5, ((4, 5, 2, 2),))
+
+
+def test_a_promotion_on_a_process_that_writes_nothing_works():
+    """Processes other than 0 log through ``NoWriter``; a promotion calls the writer on
+    every process."""
+    from msjax import distributed, runlog
+
+    stage = train.make_stages(MIXED, distributed.make_mesh(1))[-1]
+    state = ppo.TrainState(
+        params=None, opt_state=None, env_states=None, key=None, update=jax.numpy.int32(4),
+        curriculum=curriculum.init_state(MIXED.env, MIXED.curriculum),
+    )
+    progress = runlog.Progress([stage], 0, enabled=False, printing=False)
+    ctx = train.RunContext(MIXED, None, runlog.NoWriter(), progress)
+    results = {f"win_rate/{name}": rate for name, rate in zip(NAMES, [0.9, 0.0])}
+    promoted = train.maybe_promote(stage, state, 4, results, ctx)
+    assert int(promoted.curriculum.stage) == 1
