@@ -17,13 +17,15 @@ The level, the weights and the update at which each level began are checkpointed
 the rest of the training state, so a resumed run keeps its level (stored as
 ``curriculum.stage``, the checkpoint's array name).
 
-This module is pure bookkeeping: no files, no logging (``train.py`` does those).
+``evaluate_boards`` plays the greedy policy on every board of a mix, the evaluation that
+``promote`` reads. Beyond that this module is pure bookkeeping: no files, no logging
+(``train.py`` does those).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +33,7 @@ import numpy as np
 from flax import struct
 
 from msjax import env as ms_env
+from msjax import evaluate as evaluate_lib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,3 +209,45 @@ def imitation_env(env_cfg: ms_env.EnvConfig) -> ms_env.EnvConfig:
         return env_cfg
     rows, cols, fewest, most = env_cfg.boards[0]
     return dataclasses.replace(env_cfg, H=rows, W=cols, mine_count=fewest, boards=((rows, cols, fewest, most),))
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def evaluate_boards(
+    agent: Any,
+    env_cfg: ms_env.EnvConfig,
+    episodes: int,
+    seed: int,
+    batch_size: int,
+    eval_mines: Sequence[int | None],
+) -> dict[str, Any]:
+    """``episodes`` games on each board of a board mix, padded as in training, board ``i``
+    with ``eval_mines[i]`` mines (None: over its range).
+
+    Returns the last board's figures (the curriculum's target: its win rate is the run's
+    headline and picks the best checkpoint) plus, per board NAME, ``win_rate/NAME`` and
+    ``revealed_fraction/NAME``, and for a board with a mine range ``win_rate/NAME/sparse``
+    and ``win_rate/NAME/dense`` (games with at most / more than the range's midpoint).
+    """
+    results: dict[str, Any] = {}
+    for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
+        board_cfg = board_env(env_cfg, index, mines)
+        games = evaluate_lib.play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
+        summary = evaluate_lib.summarize(games)
+        name = board_name(board)
+        results.update(summary)  # the last board's figures stay
+        results[f"win_rate/{name}"] = summary["win_rate"]
+        results[f"revealed_fraction/{name}"] = summary["revealed_fraction"]
+        fewest, most = board_cfg.boards[0][2:]
+        if fewest < most:
+            sparse = games["mine_count"] <= (fewest + most) / 2
+            for label, games_here in (("sparse", sparse), ("dense", ~sparse)):
+                won = games["won"][games_here]
+                results[f"win_rate/{name}/{label}"] = float(won.mean()) if won.size else float("nan")
+    return results
+
+
+def board_win_rates(results: dict[str, Any], env_cfg: ms_env.EnvConfig) -> list[float]:
+    """The ``win_rate/NAME`` of every board of the mix, in order (for ``promote``)."""
+    return [results[f"win_rate/{board_name(board)}"] for board in env_cfg.boards]

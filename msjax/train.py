@@ -314,7 +314,7 @@ class RunContext:
 def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
     """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
     evaluation of a run, so evaluations compare like with like); with a board mix,
-    ``episodes`` games on each board (``evaluate_boards``).
+    ``episodes`` games on each board (``curriculum.evaluate_boards``).
 
     Every process plays the same boards on its own default device (so all agree on the
     checkpoint's win rate); the parameters are copied there from their mesh.
@@ -324,46 +324,8 @@ def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[s
     batch_size = cfg.run.eval_batch_size
     if cfg.env.boards:
         eval_mines = cfg.curriculum.eval_mines or (None,) * len(cfg.env.boards)
-        return evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
+        return curriculum_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
     return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
-
-
-def evaluate_boards(
-    agent: agent_lib.Agent,
-    env_cfg: Any,
-    episodes: int,
-    seed: int,
-    batch_size: int,
-    eval_mines: Sequence[int | None],
-) -> dict[str, Any]:
-    """``episodes`` games on each board of a board mix, padded as in training, board ``i``
-    with ``eval_mines[i]`` mines (None: over its range).
-
-    Returns the last board's figures (the curriculum's target: its win rate is the run's
-    headline and picks the best checkpoint) plus, per board NAME, ``win_rate/NAME`` and
-    ``revealed_fraction/NAME``, and for a board with a mine range ``win_rate/NAME/sparse``
-    and ``win_rate/NAME/dense`` (games with at most / more than the range's midpoint).
-    """
-    results: dict[str, Any] = {}
-    for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
-        board_cfg = curriculum_lib.board_env(env_cfg, index, mines)
-        games = evaluate_lib.play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
-        summary = evaluate_lib.summarize(games)
-        name = curriculum_lib.board_name(board)
-        results.update(summary)  # the last board's figures stay
-        results[f"win_rate/{name}"] = summary["win_rate"]
-        results[f"revealed_fraction/{name}"] = summary["revealed_fraction"]
-        fewest, most = board_cfg.boards[0][2:]
-        if fewest < most:
-            sparse = games["mine_count"] <= (fewest + most) / 2
-            for label, games_here in (("sparse", sparse), ("dense", ~sparse)):
-                won = games["won"][games_here]
-                results[f"win_rate/{name}/{label}"] = float(won.mean()) if won.size else float("nan")
-    return results
-
-
-def _board_win_rates(results: dict[str, Any], env_cfg: Any) -> list[float]:
-    return [results[f"win_rate/{curriculum_lib.board_name(board)}"] for board in env_cfg.boards]
 
 
 def _crossed(before: int, after: int, every: int) -> bool:
@@ -433,7 +395,7 @@ def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any]
     current = getattr(state, "curriculum", None)
     if current is None:
         return state
-    win_rates = _board_win_rates(results, ctx.cfg.env)
+    win_rates = curriculum_lib.board_win_rates(results, ctx.cfg.env)
     promoted, changed = curriculum_lib.promote(distributed.host_value(current), win_rates, update, ctx.cfg.curriculum)
     if not changed:
         return state

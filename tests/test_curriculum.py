@@ -197,7 +197,7 @@ def test_evaluation_reports_every_board_and_density():
 
     params = ppo.init_train_state(jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo).params
     agent = agent_lib.from_params(params, MIXED)
-    results = train.evaluate_boards(agent, MIXED.env, 12, seed=3, batch_size=12, eval_mines=(None, None))
+    results = curriculum.evaluate_boards(agent, MIXED.env, 12, seed=3, batch_size=12, eval_mines=(None, None))
     for name in NAMES:
         assert 0.0 <= results[f"win_rate/{name}"] <= 1.0
         assert 0.0 < results[f"revealed_fraction/{name}"] <= 1.0
