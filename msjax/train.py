@@ -192,9 +192,9 @@ class Stage:
       total_updates: updates the stage runs.
       first_step: checkpoint step of the stage's update 0 (steps count across stages).
       first_env_step: environment steps taken before the stage.
-      env_steps_per_update: boards x steps per update.
-      init: ``params or None -> state``, the stage's fresh state.
-      make_chunk: ``num_updates -> jitted state -> (state, metrics)``.
+      env_steps_per_update: games x steps per update.
+      init: ``params or None -> state``, the stage's fresh state, placed on the mesh.
+      make_chunk: ``num_updates -> (state -> (state, metrics))``, compiled for the mesh.
     """
 
     name: str
