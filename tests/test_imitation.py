@@ -106,7 +106,7 @@ def test_imitation_learns_the_forced_moves_of_a_small_board():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4)
     model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False)
     il_cfg = imitation.ImitationConfig(
-        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=2, label_max_layer=2
+        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1  # layer 1: quick to compile
     )
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)
