@@ -6,7 +6,7 @@ densities mixed in a band around its standard count (the seed: 12-20%; expert's 
 rate on the current board (at its standard mine count) passes the seed's threshold
 (30%, the middle of its 25-35%), the next board takes over, while 20% of the games
 replay the earlier boards and, before a promotion, 10% preview the next one. Only these
-traced weights change, so one compiled program trains every stage. Imitation of the rule
+traced weights change, so one compiled program trains every level. Imitation of the rule
 solver warms the network up on the first board; then PPO at the expert config's GPU
 scale.
 

@@ -8,6 +8,8 @@ PRNG keys are stored as their raw key data and wrapped again on restore. The man
 keeps the last ``keep`` checkpoints and the best one by evaluation win rate (Orbax
 preservation policies ``LatestN`` + ``BestN``).
 
+``load_agent`` turns a run's checkpoint into an ``Agent`` (``msjax.load_agent``).
+
 Anything that cannot be restored as asked (a missing or damaged checkpoint, a different
 board or network) raises ``CheckpointError`` with the reason; nothing falls back to a
 fresh start.
@@ -25,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 
+from msjax import agent as agent_lib
 from msjax import config as config_lib
 from msjax import curriculum as curriculum_lib
 from msjax import imitation, ppo
@@ -339,3 +342,50 @@ def check_compatible(saved: config_lib.ExperimentConfig, current: config_lib.Exp
             + "; ".join(fatal)
         )
     return changed
+
+
+# ----------------------------------------------------------------------------- agents
+
+
+def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True) -> agent_lib.Agent:
+    """The agent saved in a run.
+
+    Args:
+      path: a run directory (``runs/NAME``), its ``checkpoints`` directory, or one
+        checkpoint (``runs/NAME/checkpoints/1200``).
+      step: ``"latest"``, ``"best"`` (highest evaluation win rate) or a step number;
+        ignored when ``path`` names one checkpoint.
+      greedy: play the most likely action; ``False`` samples from the policy.
+
+    Raises:
+      CheckpointError: no checkpoint there, or one that cannot be read.
+    """
+    directory, named_step = resolve(path)
+    checkpoints = Checkpoints(directory, read_only=True)
+    try:
+        chosen = named_step if named_step is not None else pick_step(checkpoints, step)
+        info = checkpoints.info(chosen)
+        template = abstract_state(info.stage, info.config)
+        state = checkpoints.restore(chosen, template)
+    finally:
+        checkpoints.close()
+    agent = agent_lib.from_params(state.params, info.config, greedy)
+    return agent.replace(config=info.config)
+
+
+def pick_step(checkpoints: Checkpoints, step: int | str) -> int:
+    """The checkpoint number ``step`` names: ``"latest"``, ``"best"`` or a number.
+
+    Raises:
+      CheckpointError: the directory holds no checkpoint.
+      ValueError: ``step`` is none of those.
+    """
+    if not checkpoints.steps:
+        raise CheckpointError(f"no checkpoints in {checkpoints.directory}")
+    if step == "latest":
+        return checkpoints.latest_step
+    if step == "best":
+        return checkpoints.best_step
+    if isinstance(step, int) and not isinstance(step, bool):
+        return step
+    raise ValueError(f"step={step!r} must be 'latest', 'best' or a checkpoint number")

@@ -1,27 +1,31 @@
 """A curriculum over board sizes and mine densities, inside one compiled training loop.
 
 The boards of a curriculum are the entries of ``EnvConfig.boards`` (padded to one
-``H x W`` array, see ``msjax.env``), in order: stage ``s`` trains mostly on board ``s``.
+``H x W`` array, see ``msjax.env``), in order: level ``s`` trains mostly on board ``s``. (A *level* of the curriculum is
+not a *stage* of training, imitation or PPO: the whole curriculum runs in the PPO stage.)
 Which board each new game plays is drawn from *board weights* that the training state
 carries as a traced array (``CurriculumState``), so one compiled training chunk serves
-every stage: a promotion replaces the weights, it never recompiles.
+every level: a promotion replaces the weights, it never recompiles.
 
 Between chunks, the runner evaluates the greedy policy on every board and calls
-``promote``: when the win rate on the current stage's board passes that stage's
+``promote``: when the win rate on the current level's board passes that level's
 threshold (``promote_at``, the seed's "promote when eval win-rate > threshold"), the
-next stage starts and the weights follow ``mixture_weights``: the current board takes
+next level starts and the weights follow ``mixture_weights``: the current board takes
 what is left after ``replay_fraction`` (shared by the earlier boards, so they are not
 forgotten) and ``preview_fraction`` (the next board, "mixed in" before its promotion).
-The stage, the weights and the update at which each stage began are checkpointed with
-the rest of the training state, so a resumed run keeps its stage.
+The level, the weights and the update at which each level began are checkpointed with
+the rest of the training state, so a resumed run keeps its level (stored as
+``curriculum.stage``, the checkpoint's array name).
 
-This module is pure bookkeeping: no files, no logging (``train.py`` does those).
+``evaluate_boards`` plays the greedy policy on every board of a mix, the evaluation that
+``promote`` reads. Beyond that this module is pure bookkeeping: no files, no logging
+(``train.py`` does those).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +33,7 @@ import numpy as np
 from flax import struct
 
 from msjax import env as ms_env
+from msjax import evaluate as evaluate_lib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,9 +42,9 @@ class CurriculumConfig:
 
     Attributes:
       enabled: promote through ``env.boards`` in order; when False a board mix trains on
-        all boards uniformly, with no stages.
+        all boards uniformly, with no levels.
       promote_at: eval win rate on board ``s`` (greedy policy, fresh boards) that must be
-        exceeded to move on to stage ``s + 1``; one threshold per board but the last,
+        exceeded to move on to level ``s + 1``; one threshold per board but the last,
         each in [0, 1].
       replay_fraction: share of new games dealt on the earlier boards (uniformly), in [0, 1).
       preview_fraction: share of new games dealt on the next board before its promotion,
@@ -110,9 +115,10 @@ class CurriculumState:
     """The curriculum's part of the training state (all traced arrays).
 
     Attributes:
-      stage: int32[], the board being learnt (an index into ``env.boards``).
+      stage: int32[], the curriculum's level: the board being learnt (an index into
+        ``env.boards``); named ``stage`` in checkpoints, so it keeps that name.
       board_weights: float32[K], how new games pick their board.
-      entered_at: int32[K], the PPO update at which each stage began (-1: not yet).
+      entered_at: int32[K], the PPO update at which each level began (-1: not yet).
     """
 
     stage: jax.Array
@@ -120,21 +126,21 @@ class CurriculumState:
     entered_at: jax.Array
 
 
-def mixture_weights(stage: int, num_boards: int, cfg: CurriculumConfig) -> np.ndarray:
-    """float32[K]: the board weights of ``stage`` (uniform when the curriculum is off)."""
+def mixture_weights(level: int, num_boards: int, cfg: CurriculumConfig) -> np.ndarray:
+    """float32[K]: the board weights of ``level`` (uniform when the curriculum is off)."""
     if not cfg.enabled:
         return np.full(num_boards, 1.0 / num_boards, np.float32)
     weights = np.zeros(num_boards, np.float64)
-    if stage > 0:
-        weights[:stage] = cfg.replay_fraction / stage
-    if stage < num_boards - 1:
-        weights[stage + 1] = cfg.preview_fraction
-    weights[stage] = 1.0 - weights.sum()
+    if level > 0:
+        weights[:level] = cfg.replay_fraction / level
+    if level < num_boards - 1:
+        weights[level + 1] = cfg.preview_fraction
+    weights[level] = 1.0 - weights.sum()
     return weights.astype(np.float32)
 
 
 def init_state(env_cfg: ms_env.EnvConfig, cfg: CurriculumConfig | None = None) -> CurriculumState | None:
-    """Stage 0 of a board mix (None without ``env_cfg.boards``)."""
+    """Level 0 of a board mix (None without ``env_cfg.boards``)."""
     if not env_cfg.boards:
         return None
     cfg = CurriculumConfig() if cfg is None else cfg
@@ -159,19 +165,19 @@ def promote(
       update: the PPO update counter at this evaluation.
       cfg: the curriculum.
 
-    Promotes by one stage at most, when the curriculum is on, the stage is not the last
-    and ``win_rates[stage] > promote_at[stage]``. The new arrays keep their shapes and
+    Promotes by one level at most, when the curriculum is on, the level is not the last
+    and ``win_rates[level] > promote_at[level]``. The new arrays keep their shapes and
     dtypes, so the compiled chunk runs on unchanged.
     """
-    stage = int(state.stage)
+    level = int(state.stage)
     num_boards = int(state.board_weights.shape[0])
-    if not cfg.enabled or stage >= num_boards - 1 or not win_rates[stage] > cfg.promote_at[stage]:
+    if not cfg.enabled or level >= num_boards - 1 or not win_rates[level] > cfg.promote_at[level]:
         return state, False
     entered_at = np.asarray(state.entered_at).copy()
-    entered_at[stage + 1] = update
+    entered_at[level + 1] = update
     promoted = CurriculumState(
-        stage=jnp.int32(stage + 1),
-        board_weights=jnp.asarray(mixture_weights(stage + 1, num_boards, cfg)),
+        stage=jnp.int32(level + 1),
+        board_weights=jnp.asarray(mixture_weights(level + 1, num_boards, cfg)),
         entered_at=jnp.asarray(entered_at, jnp.int32),
     )
     return promoted, True
@@ -203,3 +209,45 @@ def imitation_env(env_cfg: ms_env.EnvConfig) -> ms_env.EnvConfig:
         return env_cfg
     rows, cols, fewest, most = env_cfg.boards[0]
     return dataclasses.replace(env_cfg, H=rows, W=cols, mine_count=fewest, boards=((rows, cols, fewest, most),))
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def evaluate_boards(
+    agent: Any,
+    env_cfg: ms_env.EnvConfig,
+    episodes: int,
+    seed: int,
+    batch_size: int,
+    eval_mines: Sequence[int | None],
+) -> dict[str, Any]:
+    """``episodes`` games on each board of a board mix, padded as in training, board ``i``
+    with ``eval_mines[i]`` mines (None: over its range).
+
+    Returns the last board's figures (the curriculum's target: its win rate is the run's
+    headline and picks the best checkpoint) plus, per board NAME, ``win_rate/NAME`` and
+    ``revealed_fraction/NAME``, and for a board with a mine range ``win_rate/NAME/sparse``
+    and ``win_rate/NAME/dense`` (games with at most / more than the range's midpoint).
+    """
+    results: dict[str, Any] = {}
+    for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
+        board_cfg = board_env(env_cfg, index, mines)
+        games = evaluate_lib.play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
+        summary = evaluate_lib.summarize(games)
+        name = board_name(board)
+        results.update(summary)  # the last board's figures stay
+        results[f"win_rate/{name}"] = summary["win_rate"]
+        results[f"revealed_fraction/{name}"] = summary["revealed_fraction"]
+        fewest, most = board_cfg.boards[0][2:]
+        if fewest < most:
+            sparse = games["mine_count"] <= (fewest + most) / 2
+            for label, games_here in (("sparse", sparse), ("dense", ~sparse)):
+                won = games["won"][games_here]
+                results[f"win_rate/{name}/{label}"] = float(won.mean()) if won.size else float("nan")
+    return results
+
+
+def board_win_rates(results: dict[str, Any], env_cfg: ms_env.EnvConfig) -> list[float]:
+    """The ``win_rate/NAME`` of every board of the mix, in order (for ``promote``)."""
+    return [results[f"win_rate/{board_name(board)}"] for board in env_cfg.boards]

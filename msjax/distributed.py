@@ -161,29 +161,74 @@ def put_like(tree: Any, template: Any) -> Any:
     return jax.tree.map(put, tree, template)
 
 
-def constrain(tree: Any, mesh: Mesh | None, spec: PartitionSpec) -> Any:
-    """``tree``'s leaves constrained to ``spec`` on ``mesh`` inside a jitted function
-    (nothing when ``mesh`` is None)."""
-    if mesh is None:
+def constrain(tree: Any, spec: PartitionSpec) -> Any:
+    """``tree``'s leaves constrained to ``spec`` inside a function traced for a mesh
+    (``jit_chunk``); ``tree`` unchanged when traced for one device."""
+    if jax.sharding.get_abstract_mesh().empty:
         return tree
-    return jax.lax.with_sharding_constraint(tree, NamedSharding(mesh, spec))
+    return jax.lax.with_sharding_constraint(tree, spec)
 
 
-def per_device(fn: Callable[..., Any], mesh: Mesh | None) -> Callable[..., Any]:
-    """``fn`` of batched pytrees (every input and output leaf has the board axis first)
-    run by each device on its own boards (``shard_map``); ``fn`` itself when ``mesh`` is
-    None. Right only for functions whose boards do not interact, such as the env step."""
-    if mesh is None:
-        return fn
+def per_device(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` of batched pytrees (every input and output leaf has the game axis first)
+    run by each device on its own games (``shard_map``) when traced for a mesh
+    (``jit_chunk``); ``fn`` itself when traced for one device. Right only for functions
+    whose games do not interact, such as the env step: its batch-level gating
+    (``lax.cond`` / ``while_loop`` over ``jnp.any`` of the batch) then stays on each
+    device instead of needing cross-device traffic every step."""
     spec = PartitionSpec(DATA_AXIS)
 
     def on_each_device(*args):
+        if jax.sharding.get_abstract_mesh().empty:
+            return fn(*args)
         # check_vma=False: the env and solver build loop carries from constants (not
-        # "varying" over devices), which the type check would reject; every output is per board.
-        sharded = jax.shard_map(fn, mesh=mesh, in_specs=(spec,) * len(args), out_specs=spec, check_vma=False)
+        # "varying" over devices), which the type check would reject; every output is per game.
+        sharded = jax.shard_map(fn, in_specs=(spec,) * len(args), out_specs=spec, check_vma=False)
         return sharded(*args)
 
     return on_each_device
+
+
+# ----------------------------------------------------------------------------- programs
+
+
+def jit_chunk(
+    chunk: Callable[[Any], tuple[Any, Any]],
+    abstract_state: Any = None,
+    mesh: Mesh | None = None,
+    games_field: str = "num_envs",
+) -> Callable[[Any], tuple[Any, Any]]:
+    """``chunk`` (a stage's ``state -> (state, metrics)``, written for one device)
+    compiled with its input state donated.
+
+    With a ``mesh``, the program runs on the mesh: the state in and out sharded as
+    ``state_shardings`` says (``abstract_state``, the state's shapes, fixes the tree),
+    metrics replicated, and ``chunk`` traced with the mesh as the context mesh, so that
+    its ``per_device`` and ``constrain`` parts split over the devices. The state passed
+    in must already be placed so (``place``, or a checkpoint restored with
+    ``state_shardings``).
+
+    Raises:
+      ValueError: the state's games (``env_states``, counted by the config field
+        ``games_field``) do not split evenly over the mesh's devices.
+    """
+    if mesh is None:
+        return jax.jit(chunk, donate_argnums=0)
+    check_divides(games_field, int(abstract_state.env_states.done.shape[0]), mesh)
+    shardings = state_shardings(abstract_state, mesh)
+    compiled = jax.jit(
+        chunk,
+        in_shardings=(shardings,),
+        out_shardings=(shardings, replicated(mesh)),
+        donate_argnums=0,
+    )
+
+    def chunk_on_mesh(state: Any) -> tuple[Any, Any]:
+        with jax.set_mesh(mesh):
+            return compiled(state)
+
+    chunk_on_mesh.compiled = compiled  # the jitted program, for inspection (cache size, lowering)
+    return chunk_on_mesh
 
 
 # ----------------------------------------------------------------------------- host values

@@ -13,11 +13,10 @@ without that plane the first layer could not tell the board's edge from a hidden
 
 A 3x3 convolution runs either as XLA's convolution or as one matrix product over the
 nine shifted copies of its input (``conv_impl="patches"``; same parameters, same
-results up to float rounding). On the CPU backend, XLA computes convolution
-*gradients* inside a loop (``lax.scan``, as in every training chunk) some 50x slower
-than outside one (jax 0.10.2, measured), while matrix products are unaffected, so
-``"auto"`` picks patches on the CPU and XLA's convolution elsewhere. The 1x1 heads are
-dense layers over the channel axis.
+results up to float rounding). On the CPU backend, XLA's convolution *gradients* inside
+a loop (``lax.scan``, as in every training chunk) are far slower than matrix products,
+so ``"auto"`` picks patches on the CPU and XLA's convolution elsewhere. The 1x1 heads
+are dense layers over the channel axis.
 
 The model knows nothing of PPO: it maps observations to logits and a value.
 """

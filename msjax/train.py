@@ -3,10 +3,10 @@
 A run is two stages on the device: imitation of the rule solver (when enabled), then
 PPO initialised from its parameters. Each stage runs as jitted chunks of
 ``run.chunk_updates`` updates; this module sees only the chunk boundaries, where it
-logs the per-update metrics (``metrics.jsonl`` and TensorBoard), evaluates the greedy
-policy on fresh boards (every board of a board mix, and promotes a curriculum:
-``msjax.curriculum``), saves Orbax checkpoints and updates the progress bar. It is the
-only module that touches files, logging and the command line.
+logs the per-update metrics (``msjax.runlog``: ``metrics.jsonl`` and TensorBoard),
+evaluates the greedy policy on fresh boards (every board of a board mix, and promotes a
+curriculum to its next level: ``msjax.curriculum``), saves Orbax checkpoints and shows
+progress. It parses the command line and owns the run directory.
 
 Command line (the Flax examples' override convention)::
 
@@ -22,8 +22,11 @@ Open MPI or Kubernetes cluster): every process runs the same command with its ow
 process 0 logs, prints and writes the run's other files.
 
 The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard),
-``checkpoints/`` and ``final_eval.json``. ``--resume`` continues from the latest
-checkpoint exactly as the run would have gone on; Ctrl-C saves a checkpoint first.
+``checkpoints/`` and ``final_eval.json``. Without ``--workdir`` it is the config's
+``run.workdir``, or, when that holds a run already, the first of ``WORKDIR-2``,
+``WORKDIR-3``, ... that does not (an explicit ``--workdir`` that holds a run is refused).
+``--resume`` continues from the latest checkpoint (of ``--workdir``, else of
+``run.workdir``) exactly as the run would have gone on; Ctrl-C saves a checkpoint first.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ import contextlib
 import dataclasses
 import functools
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -49,8 +51,9 @@ from msjax import config as config_lib
 from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import evaluate as evaluate_lib
-from msjax import imitation, ppo
+from msjax import imitation, ppo, runlog
 from msjax.config import ExperimentConfig
+from msjax.runlog import MetricsWriter, NoWriter, Progress
 
 EXIT_INTERRUPTED = 130
 
@@ -60,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     distributed.initialize(args.coordinator, args.num_processes, args.process_id)
     cfg = resolve_config(args)
+    if args.workdir is None and not args.resume and holds_run(Path(cfg.run.workdir)):
+        cfg = next_run_config(cfg)
     run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
     try:
         checkpoint_path, final = train(cfg, run_dir, args.resume)
@@ -127,13 +132,33 @@ def resolve_config(args: argparse.Namespace) -> ExperimentConfig:
     return cfg
 
 
+def holds_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run's checkpoints."""
+    return (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+
+
+def next_run_config(cfg: ExperimentConfig) -> ExperimentConfig:
+    """``cfg`` whose ``run.workdir`` (a directory that holds a run) becomes the first of
+    ``WORKDIR-2``, ``WORKDIR-3``, ... that holds none; says so on process 0. (Holding no
+    checkpoints, rather than not existing, is the test, so that every process of a
+    multi-process run picks the same directory while process 0 creates it.)"""
+    workdir = cfg.run.workdir.rstrip("/")
+    number = 2
+    while holds_run(Path(f"{workdir}-{number}")):
+        number += 1
+    new_workdir = f"{workdir}-{number}"
+    if distributed.is_main_process():
+        print(f"{workdir} already holds a run (continue it with --resume); this run goes to {new_workdir}")
+    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=new_workdir))
+
+
 def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool) -> Path:
     """Creates the run directory.
 
     A new run refuses a directory that already holds checkpoints (resume it or pick
     another); a resumed run needs them.
     """
-    has_checkpoints = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+    has_checkpoints = holds_run(run_dir)
     if resume and not has_checkpoints:
         raise SystemExit(f"error: --resume, but {run_dir} holds no checkpoints to resume from")
     if not resume and has_checkpoints:
@@ -167,9 +192,9 @@ class Stage:
       total_updates: updates the stage runs.
       first_step: checkpoint step of the stage's update 0 (steps count across stages).
       first_env_step: environment steps taken before the stage.
-      env_steps_per_update: boards x steps per update.
-      init: ``params or None -> state``, the stage's fresh state.
-      make_chunk: ``num_updates -> jitted state -> (state, metrics)``.
+      env_steps_per_update: games x steps per update.
+      init: ``params or None -> state``, the stage's fresh state, placed on the mesh.
+      make_chunk: ``num_updates -> (state -> (state, metrics))``, compiled for the mesh.
     """
 
     name: str
@@ -182,18 +207,25 @@ class Stage:
 
 
 @functools.lru_cache(maxsize=None)
-def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates, mesh=None):
-    return ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, num_updates, mesh=mesh)
+def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates: int, mesh: Mesh):
+    chunk = ppo.train_chunk_fn(env_cfg, model_cfg, ppo_cfg, num_updates)
+    abstract = jax.eval_shape(lambda k: ppo.init_train_state(k, env_cfg, model_cfg, ppo_cfg), jax.random.key(0))
+    return distributed.jit_chunk(chunk, abstract, mesh, "ppo.num_envs")
 
 
 @functools.lru_cache(maxsize=None)
-def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates, mesh=None):
-    return imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates, mesh=mesh)
+def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates: int, mesh: Mesh):
+    chunk = imitation.imitation_chunk_fn(env_cfg, model_cfg, il_cfg, num_updates)
+    abstract = jax.eval_shape(
+        lambda k: imitation.init_imitation_state(k, env_cfg, model_cfg, il_cfg), jax.random.key(0)
+    )
+    return distributed.jit_chunk(chunk, abstract, mesh, "imitation.num_envs")
 
 
 def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
     """The run's stages in order, each with its own PRNG stream from ``run.seed``, their
-    boards split over ``mesh``'s devices (a ``ValueError`` if they do not split evenly)."""
+    games split over ``mesh``'s devices (a ``ValueError`` if they do not split evenly).
+    Chunks are compiled once per process for each config and length."""
     if cfg.imitation.enabled:
         distributed.check_divides("imitation.num_envs", cfg.imitation.num_envs, mesh)
     distributed.check_divides("ppo.num_envs", cfg.ppo.num_envs, mesh)
@@ -209,7 +241,9 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
                 first_step=0,
                 first_env_step=0,
                 env_steps_per_update=il.num_envs * il.steps_per_update,
-                init=lambda params: imitation.init_imitation_state(il_key, il_env, cfg.model, il, mesh=mesh),
+                init=lambda params: distributed.place(
+                    imitation.init_imitation_state(il_key, il_env, cfg.model, il), mesh
+                ),
                 make_chunk=lambda n: _imitation_chunk(il_env, cfg.model, il, n, mesh),
             )
         )
@@ -222,8 +256,11 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
             first_step=done_updates,
             first_env_step=done_env_steps,
             env_steps_per_update=cfg.ppo.num_envs * cfg.ppo.steps_per_env,
-            init=lambda params: ppo.init_train_state(
-                ppo_key, cfg.env, cfg.model, cfg.ppo, params=params, mesh=mesh, curriculum_cfg=cfg.curriculum
+            init=lambda params: distributed.place(
+                ppo.init_train_state(
+                    ppo_key, cfg.env, cfg.model, cfg.ppo, params=params, curriculum_cfg=cfg.curriculum
+                ),
+                mesh,
             ),
             make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n, mesh),
         )
@@ -261,159 +298,6 @@ def restore_latest(
     return names.index(info.stage), state
 
 
-# ----------------------------------------------------------------------------- logging
-
-
-class MetricsWriter:
-    """Writes metrics rows to ``metrics.jsonl`` and, optionally, TensorBoard (``tb/``)."""
-
-    def __init__(self, run_dir: Path, tensorboard: bool, resume_step: int | None):
-        self.path = run_dir / "metrics.jsonl"
-        if resume_step is not None:
-            _drop_rows_after(self.path, resume_step)
-        self._file = open(self.path, "a")
-        self._tb = None
-        if tensorboard:
-            from tensorboardX import SummaryWriter
-
-            self._tb = SummaryWriter(str(run_dir / "tb"))
-
-    def write_updates(self, stage: Stage, first_update: int, metrics: dict[str, np.ndarray]) -> None:
-        """One row per update of a chunk; ``metrics`` maps names to arrays ``[updates]``."""
-        count = len(next(iter(metrics.values())))
-        for i in range(count):
-            update = first_update + i + 1
-            values = {name: float(values[i]) for name, values in metrics.items()}
-            self._write("train", stage, update, values)
-
-    def write_eval(self, stage: Stage, update: int, results: dict[str, Any]) -> None:
-        low, high = results["win_rate_ci95"]
-        values = {}
-        for name, value in results.items():
-            if isinstance(value, dict):  # reward_components: one column each
-                values.update({f"{name}/{part}": v for part, v in value.items()})
-            elif name != "win_rate_ci95":
-                values[name] = value
-        self._write("eval", stage, update, {**values, "win_rate_low": low, "win_rate_high": high})
-
-    def write_promotion(self, stage: Stage, update: int, to_stage: int, board: str, win_rate: float) -> None:
-        """A curriculum promotion: the stage (board index) entered and the win rate that earned it."""
-        values = {"promoted_to": float(to_stage), "win_rate": win_rate}
-        self._write("promotion", stage, update, values, labels={"board": board})
-
-    def _write(
-        self, kind: str, stage: Stage, update: int, values: dict[str, float], labels: dict[str, str] | None = None
-    ) -> None:
-        step = stage.first_step + update
-        row = {
-            "kind": kind,
-            "stage": stage.name,
-            "step": step,
-            "update": update,
-            "env_steps": stage.first_env_step + update * stage.env_steps_per_update,
-            "time": time.time(),
-            **(labels or {}),
-            **{name: _finite_or_none(value) for name, value in values.items()},
-        }
-        self._file.write(json.dumps(row) + "\n")
-        if self._tb is not None:
-            prefix = "eval" if kind == "eval" else stage.name
-            for name, value in values.items():
-                if value is not None and math.isfinite(value):
-                    self._tb.add_scalar(f"{prefix}/{name}", value, step)
-
-    def flush(self) -> None:
-        self._file.flush()
-        if self._tb is not None:
-            self._tb.flush()
-
-    def close(self) -> None:
-        self._file.close()
-        if self._tb is not None:
-            self._tb.close()
-
-
-def _finite_or_none(value: float) -> float | None:
-    return value if value is None or math.isfinite(value) else None
-
-
-def _drop_rows_after(path: Path, step: int) -> None:
-    """Removes metrics rows past ``step`` (written after the checkpoint a resume starts from)."""
-    if not path.is_file():
-        return
-    rows = [line for line in path.read_text().splitlines() if line.strip()]
-    kept = [line for line in rows if json.loads(line)["step"] <= step]
-    path.write_text("".join(line + "\n" for line in kept))
-
-
-class NoWriter:
-    """``MetricsWriter``'s interface, writing nothing (processes other than 0)."""
-
-    def write_updates(self, *args: Any) -> None:
-        pass
-
-    def write_eval(self, *args: Any) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class Progress:
-    """A tqdm bar over all updates of all stages, with live figures after each chunk.
-
-    ``printing=False`` (processes other than 0) also silences the evaluation lines.
-    """
-
-    def __init__(self, stages: list[Stage], done: int, enabled: bool, printing: bool = True):
-        from tqdm.auto import tqdm
-
-        self._printing = printing
-        total = sum(stage.total_updates for stage in stages)
-        self._bar = tqdm(total=total, initial=done, unit="upd", disable=not enabled, dynamic_ncols=True)
-        self._win_rate = None
-
-    def chunk_done(self, stage: Stage, update: int, updates: int, seconds: float) -> None:
-        self._bar.update(updates)
-        env_steps = stage.first_env_step + update * stage.env_steps_per_update
-        figures = {
-            "stage": stage.name,
-            "env_steps": f"{env_steps:.3g}",
-            "steps/s": f"{updates * stage.env_steps_per_update / max(seconds, 1e-9):.3g}",
-        }
-        if self._win_rate is not None:
-            figures["eval_win"] = f"{self._win_rate:.1%}"
-        self._bar.set_postfix(figures, refresh=True)
-
-    def evaluated(self, stage: Stage, update: int, results: dict[str, Any]) -> None:
-        """Shows the evaluation on the bar and as a line above it."""
-        self._win_rate = results["win_rate"]
-        low, high = results["win_rate_ci95"]
-        if not self._printing:
-            return
-        self._bar.write(
-            f"{stage.name} update {update}: win rate {results['win_rate']:.1%} [{low:.1%}-{high:.1%}] "
-            f"over {results['episodes']} games, safe cells revealed {results['revealed_fraction']:.1%}"
-        )
-        per_board = {
-            key.split("/")[1]: value
-            for key, value in results.items()
-            if key.startswith("win_rate/") and key.count("/") == 1
-        }
-        if per_board:
-            self._bar.write("  win rate per board: " + ", ".join(f"{b} {v:.1%}" for b, v in per_board.items()))
-
-    def promoted(self, stage: Stage, update: int, board: str) -> None:
-        if self._printing:
-            self._bar.write(f"{stage.name} update {update}: curriculum promoted to {board}")
-
-    def close(self) -> None:
-        self._bar.close()
-
-
 # ----------------------------------------------------------------------------- the loop
 
 
@@ -423,14 +307,14 @@ class RunContext:
 
     cfg: ExperimentConfig
     checkpoints: checkpoint_lib.Checkpoints
-    writer: MetricsWriter | NoWriter
+    writer: runlog.RunWriter
     progress: Progress
 
 
 def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
     """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
     evaluation of a run, so evaluations compare like with like); with a board mix,
-    ``episodes`` games on each board (``evaluate_boards``).
+    ``episodes`` games on each board (``curriculum.evaluate_boards``).
 
     Every process plays the same boards on its own default device (so all agree on the
     checkpoint's win rate); the parameters are copied there from their mesh.
@@ -440,46 +324,8 @@ def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[s
     batch_size = cfg.run.eval_batch_size
     if cfg.env.boards:
         eval_mines = cfg.curriculum.eval_mines or (None,) * len(cfg.env.boards)
-        return evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
+        return curriculum_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
     return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
-
-
-def evaluate_boards(
-    agent: agent_lib.Agent,
-    env_cfg: Any,
-    episodes: int,
-    seed: int,
-    batch_size: int,
-    eval_mines: Sequence[int | None],
-) -> dict[str, Any]:
-    """``episodes`` games on each board of a board mix, padded as in training, board ``i``
-    with ``eval_mines[i]`` mines (None: over its range).
-
-    Returns the last board's figures (the curriculum's target: its win rate is the run's
-    headline and picks the best checkpoint) plus, per board NAME, ``win_rate/NAME`` and
-    ``revealed_fraction/NAME``, and for a board with a mine range ``win_rate/NAME/sparse``
-    and ``win_rate/NAME/dense`` (games with at most / more than the range's midpoint).
-    """
-    results: dict[str, Any] = {}
-    for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
-        board_cfg = curriculum_lib.board_env(env_cfg, index, mines)
-        games = evaluate_lib.play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
-        summary = evaluate_lib.summarize(games)
-        name = curriculum_lib.board_name(board)
-        results.update(summary)  # the last board's figures stay
-        results[f"win_rate/{name}"] = summary["win_rate"]
-        results[f"revealed_fraction/{name}"] = summary["revealed_fraction"]
-        fewest, most = board_cfg.boards[0][2:]
-        if fewest < most:
-            sparse = games["mine_count"] <= (fewest + most) / 2
-            for label, games_here in (("sparse", sparse), ("dense", ~sparse)):
-                won = games["won"][games_here]
-                results[f"win_rate/{name}/{label}"] = float(won.mean()) if won.size else float("nan")
-    return results
-
-
-def _board_win_rates(results: dict[str, Any], env_cfg: Any) -> list[float]:
-    return [results[f"win_rate/{curriculum_lib.board_name(board)}"] for board in env_cfg.boards]
 
 
 def _crossed(before: int, after: int, every: int) -> bool:
@@ -542,19 +388,20 @@ def after_chunk(
 
 
 def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any], ctx: RunContext) -> Any:
-    """``state`` moved on to the curriculum's next stage when this evaluation earns it
-    (``curriculum.promote``); the promotion is logged. Only the traced weights change, so
-    the compiled chunk is reused."""
+    """``state`` moved on to the curriculum's next level when this evaluation earns it
+    (``curriculum.promote``); the promotion is logged (by every process's writer: the
+    ``NoWriter`` of processes other than 0 writes nothing). Only the traced weights
+    change, so the compiled chunk is reused."""
     current = getattr(state, "curriculum", None)
     if current is None:
         return state
-    win_rates = _board_win_rates(results, ctx.cfg.env)
+    win_rates = curriculum_lib.board_win_rates(results, ctx.cfg.env)
     promoted, changed = curriculum_lib.promote(distributed.host_value(current), win_rates, update, ctx.cfg.curriculum)
     if not changed:
         return state
-    to_stage = int(promoted.stage)
-    board = curriculum_lib.board_name(ctx.cfg.env.boards[to_stage])
-    ctx.writer.write_promotion(stage, update, to_stage, board, win_rates[to_stage - 1])
+    to_level = int(promoted.stage)
+    board = curriculum_lib.board_name(ctx.cfg.env.boards[to_level])
+    ctx.writer.write_promotion(stage, update, to_level, board, win_rates[to_level - 1])
     ctx.progress.promoted(stage, update, board)
     return state.replace(curriculum=distributed.put_like(promoted, current))
 
@@ -614,7 +461,7 @@ def run_stages(stages: list[Stage], start_index: int, state: Any, ctx: RunContex
 
 
 def write_final_eval(path: Path, final: dict[str, Any], checkpoint_path: Path) -> None:
-    summary = {k: _finite_or_none(v) if isinstance(v, float) else v for k, v in final.items()}
+    summary = {k: runlog.finite_or_none(v) if isinstance(v, float) else v for k, v in final.items()}
     path.write_text(json.dumps({**summary, "checkpoint": str(checkpoint_path)}, indent=2) + "\n")
 
 

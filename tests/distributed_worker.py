@@ -107,8 +107,13 @@ def main(workdir: Path) -> dict:
     out["errors"] = {
         "make_stages_ppo": error_of(lambda: train.make_stages(uneven, meshes[4])),
         "make_stages_imitation": error_of(lambda: train.make_stages(uneven_il, meshes[4])),
-        "make_train_chunk": error_of(
-            lambda: ppo.make_train_chunk(uneven.env, uneven.model, uneven.ppo, 1, mesh=meshes[4])
+        "jit_chunk": error_of(
+            lambda: distributed.jit_chunk(
+                ppo.train_chunk_fn(uneven.env, uneven.model, uneven.ppo, 1),
+                jax.eval_shape(lambda k: ppo.init_train_state(k, uneven.env, uneven.model, uneven.ppo), jax.random.key(0)),
+                meshes[4],
+                "ppo.num_envs",
+            )
         ),
         "too_many_devices": error_of(lambda: distributed.make_mesh(5)),
     }

@@ -1,4 +1,4 @@
-"""The curriculum: stages over a board mix, traced board weights, promotion and resume."""
+"""The curriculum: levels over a board mix, traced board weights, promotion and resume."""
 
 import dataclasses
 import json
@@ -9,7 +9,7 @@ import pytest
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import curriculum, env, ppo, train
+from msjax import curriculum, distributed, env, losses, ppo, train
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.curriculum import CurriculumConfig
 from msjax.env import EnvConfig
@@ -82,21 +82,21 @@ def test_a_curriculum_that_does_not_fit_the_boards_raises(changes, match):
         CurriculumConfig(replay_fraction=0.6, preview_fraction=0.5)
 
 
-def test_promotion_changes_the_boards_dealt_without_recompiling():
-    """A tiny mixed-size PPO run: stage 0 deals only 4x4 games; after a promotion the same
+def test_promotion_changes_the_boards_dealt_without_recompiling(monkeypatch):
+    """A tiny mixed-size PPO run: level 0 deals only 4x4 games; after a promotion the same
     compiled chunk deals 4x5 games, and it still trains (finite losses)."""
-    state = ppo.init_train_state(
-        jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo, curriculum_cfg=MIXED.curriculum
-    )
-    chunk = train._ppo_chunk(MIXED.env, MIXED.model, MIXED.ppo, 2)  # the runner's, compiled once
-    size_before = chunk._cache_size()
-    state, metrics = chunk(state)
+    traces = []
+    real_gae = losses.gae
+    monkeypatch.setattr(losses, "gae", lambda *args: traces.append(1) or real_gae(*args))
+    stage = train.make_stages(MIXED, distributed.make_mesh(1))[-1]
+    chunk = stage.make_chunk(2)  # the runner's chunk, shared with the scripted run below
+    state, metrics = chunk(stage.init(None))
     assert np.all(metrics[f"games_share/{NAMES[0]}"] == 1.0)
     promoted, changed = curriculum.promote(state.curriculum, [0.5, 0.0], int(state.update), MIXED.curriculum)
     assert changed
-    state, metrics = chunk(state.replace(curriculum=promoted))
-    state, metrics = chunk(state)  # by now every board has started a game of the new stage
-    assert chunk._cache_size() == max(size_before, 1)
+    state, metrics = chunk(state.replace(curriculum=distributed.put_like(promoted, state.curriculum)))
+    state, metrics = chunk(state)  # by now every game has started on the new level's board
+    assert len(traces) <= 1  # traced at most once (never, if an earlier test compiled it)
     assert np.all(metrics["curriculum_stage"] == 1.0)
     assert metrics[f"games_share/{NAMES[1]}"][-1] == 1.0
     assert np.all(np.isfinite(metrics["loss"]))
@@ -197,7 +197,7 @@ def test_evaluation_reports_every_board_and_density():
 
     params = ppo.init_train_state(jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo).params
     agent = agent_lib.from_params(params, MIXED)
-    results = train.evaluate_boards(agent, MIXED.env, 12, seed=3, batch_size=12, eval_mines=(None, None))
+    results = curriculum.evaluate_boards(agent, MIXED.env, 12, seed=3, batch_size=12, eval_mines=(None, None))
     for name in NAMES:
         assert 0.0 <= results[f"win_rate/{name}"] <= 1.0
         assert 0.0 < results[f"revealed_fraction/{name}"] <= 1.0
@@ -242,3 +242,20 @@ def test_the_command_line_plays_one_board_of_a_mix_unpadded():
     assert env.num_channels(cfg) == env.num_channels(MIXED.env)
     default = play.board_config(None, safe_first_click=False, base=MIXED.env)
     assert (default.H, default.W, default.boards) == (4, 5, ((4, 5, 2, 2),))
+
+
+def test_a_promotion_on_a_process_that_writes_nothing_works():
+    """Processes other than 0 log through ``NoWriter``; a promotion calls the writer on
+    every process."""
+    from msjax import runlog
+
+    stage = train.make_stages(MIXED, distributed.make_mesh(1))[-1]
+    state = ppo.TrainState(
+        params=None, opt_state=None, env_states=None, key=None, update=jax.numpy.int32(4),
+        curriculum=curriculum.init_state(MIXED.env, MIXED.curriculum),
+    )
+    progress = runlog.Progress([stage], 0, enabled=False, printing=False)
+    ctx = train.RunContext(MIXED, None, runlog.NoWriter(), progress)
+    results = {f"win_rate/{name}": rate for name, rate in zip(NAMES, [0.9, 0.0])}
+    promoted = train.maybe_promote(stage, state, 4, results, ctx)
+    assert int(promoted.curriculum.stage) == 1

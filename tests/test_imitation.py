@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
-from msjax import imitation, models
+from msjax import imitation, losses, models
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 
@@ -30,7 +30,7 @@ PARAMS = {
 def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None):
     batch_size = len(forced_safe_rows)
     legal = jnp.array([True, True, True, False, True, True, True, False])  # cell 3 revealed
-    return imitation.Labelled(
+    return losses.Labelled(
         obs=jnp.zeros((batch_size, 11, 2, 2)),
         action_mask=jnp.broadcast_to(legal, (batch_size, NUM_ACTIONS)),
         forced_safe=jnp.array(forced_safe_rows),
@@ -57,7 +57,7 @@ def _probs():
 def test_forced_states_score_the_probability_of_playing_any_safe_cell():
     cfg = imitation.ImitationConfig(aux_mine_weight=0.0)
     batch = _batch([SAFE_0_1, NO_SET], [0, 2], [True, True])
-    loss, metrics = imitation.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
     probs = _probs()
     np.testing.assert_allclose(metrics["policy_ce"], -np.log(probs[0] + probs[1]), rtol=1e-5)
     np.testing.assert_allclose(loss, metrics["policy_ce"], rtol=1e-6)  # guess state ignored
@@ -68,7 +68,7 @@ def test_forced_states_score_the_probability_of_playing_any_safe_cell():
 def test_guess_weight_adds_the_solver_moves_cross_entropy_on_guess_states():
     cfg = imitation.ImitationConfig(aux_mine_weight=0.0, guess_weight=0.5)
     batch = _batch([SAFE_0_1, NO_SET, NO_SET], [0, 2, 5], [True, True, False])
-    loss, metrics = imitation.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
     probs = _probs()
     np.testing.assert_allclose(metrics["guess_ce"], -np.log(probs[2]), rtol=1e-5)  # state 3 unlabelled
     np.testing.assert_allclose(loss, metrics["policy_ce"] + 0.5 * metrics["guess_ce"], rtol=1e-6)
@@ -77,12 +77,12 @@ def test_guess_weight_adds_the_solver_moves_cross_entropy_on_guess_states():
 def test_mine_bce_counts_only_labelled_cells():
     cfg = imitation.ImitationConfig(aux_mine_weight=2.0)
     batch = _batch([SAFE_0_1], [0], [True])
-    loss, metrics = imitation.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
     # labelled cells (0,0) mine logit 1, (0,1) safe logit -1, (1,0) safe logit 0
     expected = np.mean([np.log1p(np.exp(-1.0)), np.log1p(np.exp(-1.0)), np.log(2.0)])
     np.testing.assert_allclose(metrics["mine_bce"], expected, rtol=1e-5)
     np.testing.assert_allclose(loss, metrics["policy_ce"] + 2.0 * expected, rtol=1e-5)
-    grads = jax.grad(lambda p: imitation.imitation_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)
+    grads = jax.grad(lambda p: losses.imitation_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)
     assert grads["mine"][1, 1] == 0.0 and np.isfinite(np.asarray(grads["logits"])).all()
 
 
@@ -106,7 +106,7 @@ def test_imitation_learns_the_forced_moves_of_a_small_board():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4)
     model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False)
     il_cfg = imitation.ImitationConfig(
-        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=2, label_max_layer=2
+        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1  # layer 1: quick to compile
     )
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
-from msjax import models, ppo
+from msjax import losses, models, ppo
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 
@@ -18,7 +18,7 @@ NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 def test_a_masked_action_is_never_sampled():
     logits = jax.random.normal(jax.random.key(0), (4, 10)) * 3.0
     mask = jax.random.bernoulli(jax.random.key(1), 0.4, (4, 10)).at[:, 0].set(True)
-    pi = distrax.Categorical(logits=ppo.masked_logits(logits, mask))
+    pi = distrax.Categorical(logits=models.masked_logits(logits, mask))
     draws = pi.sample(seed=jax.random.key(2), sample_shape=(5000,))  # [5000, 4]
     legal = np.take_along_axis(np.asarray(mask)[None], np.asarray(draws)[..., None], axis=-1)
     assert legal.all()
@@ -26,7 +26,7 @@ def test_a_masked_action_is_never_sampled():
 
 def test_masked_logits_use_the_dtype_minimum_not_infinity():
     logits = jnp.array([1.0, 2.0, 3.0])
-    masked = ppo.masked_logits(logits, jnp.array([True, False, True]))
+    masked = models.masked_logits(logits, jnp.array([True, False, True]))
     assert masked[1] == jnp.finfo(jnp.float32).min
     assert np.isfinite(np.asarray(masked)).all()
 
@@ -36,11 +36,11 @@ def test_a_row_with_one_legal_action_has_finite_log_probs_and_gradients():
     mask = jnp.array([[False, False, True, False]])
 
     def log_prob_and_entropy(logits):
-        pi = distrax.Categorical(logits=ppo.masked_logits(logits, mask))
+        pi = distrax.Categorical(logits=models.masked_logits(logits, mask))
         return pi.log_prob(jnp.array([2]))[0] + pi.entropy()[0]
 
     value, grads = jax.value_and_grad(log_prob_and_entropy)(logits)
-    pi = distrax.Categorical(logits=ppo.masked_logits(logits, mask))
+    pi = distrax.Categorical(logits=models.masked_logits(logits, mask))
     np.testing.assert_allclose(pi.log_prob(jnp.array([2])), 0.0, atol=1e-6)
     np.testing.assert_allclose(pi.entropy(), 0.0, atol=1e-6)
     assert np.isfinite(value) and np.isfinite(np.asarray(grads)).all()
@@ -54,7 +54,7 @@ def test_policy_action_plays_only_legal_moves():
     states = ms_env.batch_reset(jax.random.key(1), env_cfg, 64)
     states, *_ = ms_env.batch_step(states, jnp.full(64, 5, jnp.int32), env_cfg)
     act = jax.jit(
-        jax.vmap(ppo.policy_action, in_axes=(None, None, None, 0, 0, None)), static_argnums=(1, 2, 5)
+        jax.vmap(models.policy_action, in_axes=(None, None, None, 0, 0, None)), static_argnums=(1, 2, 5)
     )
     keys = jax.random.split(jax.random.key(2), 64)
     for greedy in (False, True):
@@ -72,7 +72,7 @@ def test_gae_matches_a_hand_computed_example_with_a_done():
     rewards = jnp.array([[1.0], [0.0], [2.0]])
     values = jnp.array([[0.5], [1.0], [0.0]])
     dones = jnp.array([[False], [True], [False]])
-    advantages, returns = ppo.gae(rewards, values, dones, jnp.array([3.0]), gamma=0.9, lam=0.8)
+    advantages, returns = losses.gae(rewards, values, dones, jnp.array([3.0]), gamma=0.9, lam=0.8)
     # t=2: 2 + 0.9*3 - 0 = 4.7;  t=1: 0 - 1 = -1;  t=0: (1 + 0.9*1 - 0.5) + 0.9*0.8*(-1) = 0.68
     np.testing.assert_allclose(advantages[:, 0], [0.68, -1.0, 4.7], rtol=1e-6)
     np.testing.assert_allclose(returns[:, 0], [1.18, 0.0, 4.7], rtol=1e-6)
@@ -81,7 +81,7 @@ def test_gae_matches_a_hand_computed_example_with_a_done():
 def test_gae_with_lambda_one_and_no_dones_is_the_discounted_return():
     rewards = jnp.array([[1.0, 0.0], [1.0, 1.0]])
     values = jnp.zeros((2, 2))
-    _, returns = ppo.gae(rewards, values, jnp.zeros((2, 2), bool), jnp.array([10.0, 0.0]), 0.5, 1.0)
+    _, returns = losses.gae(rewards, values, jnp.zeros((2, 2), bool), jnp.array([10.0, 0.0]), 0.5, 1.0)
     np.testing.assert_allclose(returns, [[1 + 0.5 + 2.5, 0.5], [1 + 5.0, 1.0]], rtol=1e-6)
 
 
@@ -102,8 +102,8 @@ def _fixed_batch(params, advantage, log_prob_shift=0.0, value=None, target=None)
     batch_size = advantage.shape[0]
     mask = jnp.array([True, False, True, True, True, False, True, True])
     action = jnp.array([0, 2, 3, 6])[:batch_size]
-    log_probs = jax.nn.log_softmax(ppo.masked_logits(params["logits"], mask))
-    return ppo.Batch(
+    log_probs = jax.nn.log_softmax(models.masked_logits(params["logits"], mask))
+    return losses.Batch(
         obs=jnp.zeros((batch_size, 11, 2, 2)),
         action_mask=jnp.broadcast_to(mask, (batch_size, NUM_ACTIONS)),
         action=action,
@@ -127,11 +127,11 @@ def test_ppo_loss_at_ratio_one_is_minus_mean_advantage_plus_weighted_terms():
     cfg = ppo.PPOConfig(normalize_advantages=False, vf_coef=0.5, ent_coef=0.01, aux_mine_weight=0.1)
     advantage = jnp.array([1.0, -2.0, 0.5, 3.0])
     batch = _fixed_batch(PARAMS, advantage)
-    loss, metrics = ppo.ppo_loss(PARAMS, _fake_apply, batch, cfg)
+    loss, metrics = losses.ppo_loss(PARAMS, _fake_apply, batch, cfg)
 
     np.testing.assert_allclose(metrics["policy_loss"], -advantage.mean(), rtol=1e-6)
     np.testing.assert_allclose(metrics["value_loss"], 0.5 * (0.1 - 1.0) ** 2, rtol=1e-6)
-    probs = jax.nn.softmax(ppo.masked_logits(PARAMS["logits"], batch.action_mask[0]))
+    probs = jax.nn.softmax(models.masked_logits(PARAMS["logits"], batch.action_mask[0]))
     entropy = -jnp.sum(jnp.where(probs > 0, probs * jnp.log(probs), 0.0))
     np.testing.assert_allclose(metrics["entropy"], entropy, rtol=1e-5)
     labels, labelled = np.array([1.0, 0, 0]), np.array([0.5, -0.5, -1.0])  # the 3 labelled cells
@@ -145,7 +145,7 @@ def test_ppo_loss_at_ratio_one_is_minus_mean_advantage_plus_weighted_terms():
 def test_ppo_loss_gradients_are_finite_and_nonzero_and_skip_masked_logits():
     cfg = ppo.PPOConfig()
     batch = _fixed_batch(PARAMS, jnp.array([1.0, -2.0, 0.5, 3.0]))
-    grads = jax.grad(lambda p: ppo.ppo_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)
+    grads = jax.grad(lambda p: losses.ppo_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)
     for name, grad in grads.items():
         assert np.isfinite(np.asarray(grad)).all(), name
         assert np.abs(np.asarray(grad)).sum() > 0, name
@@ -154,14 +154,14 @@ def test_ppo_loss_gradients_are_finite_and_nonzero_and_skip_masked_logits():
 
 def _policy_grad(batch):
     cfg = ppo.PPOConfig(normalize_advantages=False, vf_coef=0.0, ent_coef=0.0, aux_mine_weight=0.0)
-    return jax.grad(lambda p: ppo.ppo_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)["logits"]
+    return jax.grad(lambda p: losses.ppo_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)["logits"]
 
 
 def test_policy_loss_is_clipped_when_the_ratio_overshoots_a_positive_advantage():
     # ratio = e^0.5 ~ 1.65 > 1 + clip_eps: no further push in the advantage's direction
     batch = _fixed_batch(PARAMS, jnp.ones(4), log_prob_shift=0.5)
     cfg = ppo.PPOConfig(normalize_advantages=False)
-    _, metrics = ppo.ppo_loss(PARAMS, _fake_apply, batch, cfg)
+    _, metrics = losses.ppo_loss(PARAMS, _fake_apply, batch, cfg)
     assert metrics["clip_frac"] == 1.0
     np.testing.assert_allclose(metrics["policy_loss"], -1.2, rtol=1e-6)
     np.testing.assert_array_equal(_policy_grad(batch), 0.0)
@@ -176,9 +176,9 @@ def test_value_loss_takes_the_clipped_branch_when_it_is_worse():
     cfg = ppo.PPOConfig(clip_eps_v=0.2)
     params = {**PARAMS, "value": jnp.array(1.0)}  # moved 1.0 from the rollout value 0
     batch = _fixed_batch(params, jnp.ones(4), value=jnp.zeros(4), target=jnp.full(4, 2.0))
-    _, metrics = ppo.ppo_loss(params, _fake_apply, batch, cfg)
+    _, metrics = losses.ppo_loss(params, _fake_apply, batch, cfg)
     np.testing.assert_allclose(metrics["value_loss"], 0.5 * (0.2 - 2.0) ** 2, rtol=1e-6)
-    value_grad = jax.grad(lambda p: ppo.ppo_loss(p, _fake_apply, batch, cfg)[1]["value_loss"])(params)
+    value_grad = jax.grad(lambda p: losses.ppo_loss(p, _fake_apply, batch, cfg)[1]["value_loss"])(params)
     assert value_grad["value"] == 0.0
 
 
@@ -225,13 +225,13 @@ NUM_CALLS = 40
 def training_run():
     """40 calls of a one-update chunk on 5x5x3, counting how often the update is traced."""
     traces = []
-    real_gae = ppo.gae
+    real_gae = losses.gae
 
     def counting_gae(*args, **kwargs):
         traces.append(1)
         return real_gae(*args, **kwargs)
 
-    ppo.gae = counting_gae
+    losses.gae = counting_gae
     try:
         chunk = ppo.make_train_chunk(TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO, num_updates=1)
         state = ppo.init_train_state(jax.random.key(0), TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO)
@@ -240,7 +240,7 @@ def training_run():
             state, metrics = chunk(state)
             history.append(jax.device_get(metrics))
     finally:
-        ppo.gae = real_gae
+        losses.gae = real_gae
     metrics = {name: np.concatenate([m[name] for m in history]) for name in history[0]}
     return state, metrics, len(traces)
 

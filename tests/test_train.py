@@ -16,7 +16,7 @@ import pytest
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import train
+from msjax import runlog, train
 from msjax.checkpoint import CheckpointError, Checkpoints
 from tiny_runs import TINY
 
@@ -118,7 +118,7 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues_bit_exactly(finished_run
     cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, ["run.eval_every_updates=0", "run.checkpoint_every_updates=0"])
     run_dir = tmp_path / "run"
     flushes = []
-    real_flush = train.MetricsWriter.flush
+    real_flush = runlog.MetricsWriter.flush
 
     def interrupt_after_first_chunk(self):
         flushes.append(1)
@@ -126,7 +126,7 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues_bit_exactly(finished_run
             raise KeyboardInterrupt
         real_flush(self)
 
-    monkeypatch.setattr(train.MetricsWriter, "flush", interrupt_after_first_chunk)
+    monkeypatch.setattr(runlog.MetricsWriter, "flush", interrupt_after_first_chunk)
     with pytest.raises(SystemExit) as exit_info:
         run_main(["--config", config_file(tmp_path, cfg), "--workdir", run_dir])
     assert exit_info.value.code == train.EXIT_INTERRUPTED
@@ -181,3 +181,27 @@ def test_resuming_a_finished_run_only_evaluates_it_again(finished_run, tmp_path)
     assert final["win_rate"] == finished_run[1]["win_rate"]
     assert Checkpoints(run_dir / "checkpoints", read_only=True).latest_step == LAST_STEP
     assert train_rows(run_dir) == train_rows(finished_run[0])
+
+
+def test_a_plain_rerun_of_the_main_command_starts_a_new_run_next_to_the_old(tmp_path, monkeypatch):
+    """No --workdir: the config's run directory holds a run, so the run goes to the first
+    of DIR-2, DIR-3, ... that holds none, and says where."""
+    default = tmp_path / "runs" / "tiny"
+    for run_dir in (default, tmp_path / "runs" / "tiny-2"):
+        (run_dir / "checkpoints" / "4").mkdir(parents=True)  # a run is there
+    cfg = config_lib.apply_overrides(TINY, [f"run.workdir={default}"])
+    final = {"win_rate_ci95": (0.0, 1.0), "episodes": 1, "win_rate": 0.0, "revealed_fraction": 0.0,
+             "invalid_action_rate": 0.0}  # fmt: skip
+    ran = []
+
+    def fake_train(cfg, run_dir, resume):
+        ran.append((cfg, run_dir, resume))
+        return run_dir / "checkpoints" / "1", final
+
+    monkeypatch.setattr(train, "train", fake_train)
+    _, printed = run_main(["--config", config_file(tmp_path, cfg)])
+    new_dir = tmp_path / "runs" / "tiny-3"
+    assert ran == [(config_lib.apply_overrides(cfg, [f"run.workdir={new_dir}"]), new_dir, False)]
+    assert f"this run goes to {new_dir}" in printed
+    run_main(["--config", config_file(tmp_path, cfg), "--resume"])  # --resume: the run in the default
+    assert ran[-1][1:] == (default, True)

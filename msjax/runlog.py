@@ -1,0 +1,234 @@
+"""What a training run tells: metrics rows (``metrics.jsonl``, TensorBoard) and progress
+for people (a tqdm bar on a terminal, plain lines elsewhere).
+
+``MetricsWriter`` writes process 0's rows; ``NoWriter`` is the writer of the other
+processes of a multi-process run and writes nothing. Both are ``RunWriter``s: the
+training loop calls only the methods that protocol names, so either serves. A row
+counts its ``step`` across the stages of a run (``StageInfo`` says where a stage
+starts); its ``kind`` is ``train`` (one per update), ``eval`` or ``promotion``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+
+class StageInfo(Protocol):
+    """Where a training stage sits in its run (``train.Stage`` has these fields)."""
+
+    name: str
+    total_updates: int
+    first_step: int
+    first_env_step: int
+    env_steps_per_update: int
+
+
+class RunWriter(Protocol):
+    """Every method the training loop calls on its metrics writer."""
+
+    def write_updates(self, stage: StageInfo, first_update: int, metrics: dict[str, np.ndarray]) -> None: ...
+
+    def write_eval(self, stage: StageInfo, update: int, results: dict[str, Any]) -> None: ...
+
+    def write_promotion(self, stage: StageInfo, update: int, to_level: int, board: str, win_rate: float) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """``value``, or None for NaN and infinities (JSON has neither)."""
+    return value if value is None or math.isfinite(value) else None
+
+
+class MetricsWriter:
+    """Writes metrics rows to ``metrics.jsonl`` and, optionally, TensorBoard (``tb/``).
+
+    Args:
+      run_dir: the run directory.
+      tensorboard: also write TensorBoard event files.
+      resume_step: when resuming, the checkpoint's step: rows written after it are dropped.
+    """
+
+    def __init__(self, run_dir: Path, tensorboard: bool, resume_step: int | None):
+        self.path = run_dir / "metrics.jsonl"
+        if resume_step is not None:
+            _drop_rows_after(self.path, resume_step)
+        self._file = open(self.path, "a")
+        self._tb = None
+        if tensorboard:
+            from tensorboardX import SummaryWriter
+
+            self._tb = SummaryWriter(str(run_dir / "tb"))
+
+    def write_updates(self, stage: StageInfo, first_update: int, metrics: dict[str, np.ndarray]) -> None:
+        """One row per update of a chunk; ``metrics`` maps names to arrays ``[updates]``."""
+        count = len(next(iter(metrics.values())))
+        for i in range(count):
+            update = first_update + i + 1
+            values = {name: float(values[i]) for name, values in metrics.items()}
+            self._write("train", stage, update, values)
+
+    def write_eval(self, stage: StageInfo, update: int, results: dict[str, Any]) -> None:
+        """An evaluation; a dict value (reward components) becomes one column per entry."""
+        low, high = results["win_rate_ci95"]
+        values = {}
+        for name, value in results.items():
+            if isinstance(value, dict):
+                values.update({f"{name}/{part}": v for part, v in value.items()})
+            elif name != "win_rate_ci95":
+                values[name] = value
+        self._write("eval", stage, update, {**values, "win_rate_low": low, "win_rate_high": high})
+
+    def write_promotion(self, stage: StageInfo, update: int, to_level: int, board: str, win_rate: float) -> None:
+        """A curriculum promotion: the level (board index) entered, stored as
+        ``promoted_to``, and the win rate that earned it."""
+        values = {"promoted_to": float(to_level), "win_rate": win_rate}
+        self._write("promotion", stage, update, values, labels={"board": board})
+
+    def _write(
+        self, kind: str, stage: StageInfo, update: int, values: dict[str, float], labels: dict[str, str] | None = None
+    ) -> None:
+        step = stage.first_step + update
+        row = {
+            "kind": kind,
+            "stage": stage.name,
+            "step": step,
+            "update": update,
+            "env_steps": stage.first_env_step + update * stage.env_steps_per_update,
+            "time": time.time(),
+            **(labels or {}),
+            **{name: finite_or_none(value) for name, value in values.items()},
+        }
+        self._file.write(json.dumps(row) + "\n")
+        if self._tb is not None:
+            prefix = "eval" if kind == "eval" else stage.name
+            for name, value in values.items():
+                if value is not None and math.isfinite(value):
+                    self._tb.add_scalar(f"{prefix}/{name}", value, step)
+
+    def flush(self) -> None:
+        self._file.flush()
+        if self._tb is not None:
+            self._tb.flush()
+
+    def close(self) -> None:
+        self._file.close()
+        if self._tb is not None:
+            self._tb.close()
+
+
+def _drop_rows_after(path: Path, step: int) -> None:
+    """Removes metrics rows past ``step`` (written after the checkpoint a resume starts from)."""
+    if not path.is_file():
+        return
+    rows = [line for line in path.read_text().splitlines() if line.strip()]
+    kept = [line for line in rows if json.loads(line)["step"] <= step]
+    path.write_text("".join(line + "\n" for line in kept))
+
+
+class NoWriter:
+    """``RunWriter`` that writes nothing (processes other than 0)."""
+
+    def write_updates(self, stage: StageInfo, first_update: int, metrics: dict[str, np.ndarray]) -> None:
+        pass
+
+    def write_eval(self, stage: StageInfo, update: int, results: dict[str, Any]) -> None:
+        pass
+
+    def write_promotion(self, stage: StageInfo, update: int, to_level: int, board: str, win_rate: float) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class Progress:
+    """Progress for people, after each chunk and each evaluation.
+
+    On a terminal: a tqdm bar over all updates of all stages with live figures, and the
+    evaluations as lines above it. Elsewhere (a log file, CI, nohup): no bar, which
+    would write a carriage-return frame per chunk, but one plain line per evaluation
+    and one at the end of each stage.
+
+    Args:
+      stages: the run's stages; done: updates already done (resuming).
+      enabled: show progress at all (``run.progress_bar``, process 0).
+      printing: print the evaluation lines (False on processes other than 0).
+      interactive: draw the bar; default: whether stdout is a terminal.
+    """
+
+    def __init__(
+        self,
+        stages: Sequence[StageInfo],
+        done: int,
+        enabled: bool,
+        printing: bool = True,
+        interactive: bool | None = None,
+    ):
+        from tqdm.auto import tqdm
+
+        self._printing = printing
+        self._interactive = sys.stdout.isatty() if interactive is None else interactive
+        self._plain = enabled and printing and not self._interactive
+        total = sum(stage.total_updates for stage in stages)
+        disable = not (enabled and self._interactive)
+        self._bar = tqdm(total=total, initial=done, unit="upd", disable=disable, dynamic_ncols=True)
+        self._win_rate = None
+
+    def _line(self, text: str) -> None:
+        if self._interactive:
+            self._bar.write(text)
+        else:
+            print(text, flush=True)
+
+    def chunk_done(self, stage: StageInfo, update: int, updates: int, seconds: float) -> None:
+        """A chunk of ``updates`` updates ended at ``update``, after ``seconds``."""
+        self._bar.update(updates)
+        env_steps = stage.first_env_step + update * stage.env_steps_per_update
+        steps_per_second = updates * stage.env_steps_per_update / max(seconds, 1e-9)
+        if self._plain and update == stage.total_updates:
+            self._line(
+                f"{stage.name} done: {update} updates, {env_steps:.3g} env steps, {steps_per_second:.3g} steps/s"
+            )
+        figures = {"stage": stage.name, "env_steps": f"{env_steps:.3g}", "steps/s": f"{steps_per_second:.3g}"}
+        if self._win_rate is not None:
+            figures["eval_win"] = f"{self._win_rate:.1%}"
+        self._bar.set_postfix(figures, refresh=True)
+
+    def evaluated(self, stage: StageInfo, update: int, results: dict[str, Any]) -> None:
+        """Shows the evaluation on the bar and as a line."""
+        self._win_rate = results["win_rate"]
+        low, high = results["win_rate_ci95"]
+        if not self._printing:
+            return
+        self._line(
+            f"{stage.name} update {update}: win rate {results['win_rate']:.1%} [{low:.1%}-{high:.1%}] "
+            f"over {results['episodes']} games, safe cells revealed {results['revealed_fraction']:.1%}"
+        )
+        per_board = {
+            key.split("/")[1]: value
+            for key, value in results.items()
+            if key.startswith("win_rate/") and key.count("/") == 1
+        }
+        if per_board:
+            self._line("  win rate per board: " + ", ".join(f"{b} {v:.1%}" for b, v in per_board.items()))
+
+    def promoted(self, stage: StageInfo, update: int, board: str) -> None:
+        """The curriculum moved on to ``board``."""
+        if self._printing:
+            self._line(f"{stage.name} update {update}: curriculum promoted to {board}")
+
+    def close(self) -> None:
+        self._bar.close()

@@ -1,0 +1,64 @@
+"""The run's log: the writers' one interface, and progress off a terminal."""
+
+import contextlib
+import dataclasses
+import inspect
+import io
+
+from msjax import runlog
+
+
+@dataclasses.dataclass(frozen=True)
+class FakeStage:
+    name: str = "ppo"
+    total_updates: int = 6
+    first_step: int = 0
+    first_env_step: int = 0
+    env_steps_per_update: int = 128
+
+
+RESULTS = {"win_rate": 0.5, "win_rate_ci95": (0.4, 0.6), "episodes": 8, "revealed_fraction": 0.7}
+
+
+def public_methods(cls):
+    return {name for name, _ in inspect.getmembers(cls, inspect.isfunction) if not name.startswith("_")}
+
+
+def test_the_writer_of_other_processes_has_every_method_of_the_real_one():
+    assert public_methods(runlog.MetricsWriter) <= public_methods(runlog.NoWriter)
+
+
+def test_both_writers_have_every_method_the_loop_calls():
+    wanted = public_methods(runlog.RunWriter)
+    assert wanted == {"write_updates", "write_eval", "write_promotion", "flush", "close"}
+    for writer in (runlog.MetricsWriter, runlog.NoWriter):
+        assert wanted <= public_methods(writer), writer
+        for name in wanted:  # and with the protocol's arguments
+            assert list(inspect.signature(getattr(writer, name)).parameters) == list(
+                inspect.signature(getattr(runlog.RunWriter, name)).parameters
+            ), (writer, name)
+
+
+def printed_by_progress(interactive):
+    stage = FakeStage()
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        progress = runlog.Progress([stage], 0, enabled=True, interactive=interactive)
+        for update in (2, 4, 6):
+            progress.chunk_done(stage, update, 2, 1.0)
+        progress.evaluated(stage, 6, RESULTS)
+        progress.close()
+    return out.getvalue() + err.getvalue()
+
+
+def test_off_a_terminal_progress_prints_plain_lines_and_no_bar():
+    logged = printed_by_progress(interactive=None)  # stdout is a StringIO here: no terminal
+    assert "\r" not in logged
+    lines = logged.splitlines()
+    assert sum("win rate 50.0%" in line for line in lines) == 1
+    assert [line.split(":")[0] for line in lines] == ["ppo done", "ppo update 6"]  # the stage's end, the evaluation
+
+
+def test_on_a_terminal_progress_draws_the_bar():
+    logged = printed_by_progress(interactive=True)
+    assert "\r" in logged and "win rate 50.0%" in logged
