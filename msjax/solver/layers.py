@@ -232,3 +232,5 @@ def contradiction(view: View, c: Constraints, safe: jax.Array, mines: jax.Array,
 
     no_cells = jnp.zeros_like(frontier)
     _, new_safe, new_mines = jax.lax.while_loop(more, one_pass, (jnp.int32(0), no_cells, no_cells))
+    new_safe = new_safe & c.unknown
+    return new_safe, new_mines & c.unknown & ~new_safe
