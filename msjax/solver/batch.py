@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.deduce import deduce_from, layer1_fixpoint
-from msjax.solver.grid import board_any, on_cells, player_view
+from msjax.solver.grid import any_cell, on_cells, player_view
 from msjax.solver.policy import fallback_move, finish_move, safe_move, typed_key
 from msjax.solver.types import Forced, SolverConfig, View
 
@@ -105,18 +105,18 @@ def _deduce_in_chunks(view: View, forced: Forced, open_games, solver_cfg: Solver
         running = jnp.ones(view.mine_count.shape, bool)
         return deduce_from(view, forced, running, cfg, True, max_rounds)
 
-    needs_more = open_games & ~board_any(forced.safe)
+    needs_more = open_games & ~any_cell(forced.safe)
     forced, unfinished = in_chunks(
         needs_more, chunk_size, functools.partial(deduce_chunk, max_rounds=2),
         (view, forced), (forced, jnp.zeros_like(needs_more)),
     )
     forced, _ = in_chunks(
-        unfinished & ~board_any(forced.safe), max(1, chunk_size // 4),
+        unfinished & ~any_cell(forced.safe), max(1, chunk_size // 4),
         functools.partial(deduce_chunk, max_rounds=0), (view, forced), (forced, unfinished),
     )
     if solver_cfg.max_layer >= 3 and solver_cfg.contradiction_cells:
         forced, _ = in_chunks(
-            open_games & ~board_any(forced.safe), max(1, chunk_size // 8),
+            open_games & ~any_cell(forced.safe), max(1, chunk_size // 8),
             functools.partial(deduce_chunk, max_rounds=0, cfg=solver_cfg),
             (view, forced), (forced, unfinished),
         )
@@ -171,7 +171,7 @@ def batch_solver_play(
     chunk_size = chunk_size or max(64, num_games // 8)
     view = player_view(states, batched=True)
     flags = jnp.moveaxis(states.flags, 0, -1)
-    opening = ~board_any(view.revealed)
+    opening = ~any_cell(view.revealed)
     open_games = ~states.done & ~opening
     game = game_id(states)
     forced = _remembered(memory, view, open_games & jnp.all(game == memory.game, axis=1))

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.deduce import deduce
-from msjax.solver.grid import BOX_OFFSETS, NEIGHBOUR_OFFSETS, board_sum, materialize, on_cells, pad, player_view, take
+from msjax.solver.grid import BOX_OFFSETS, NEIGHBOUR_OFFSETS, sum_over_cells, materialize, on_cells, pad, player_view, take
 from msjax.solver.layers import constraints_of, reduce_by_subsets
 from msjax.solver.types import Constraints, Forced, SolverConfig, View
 
@@ -76,8 +76,8 @@ def _solve_prior(evidence, unknown, remaining, log_prior, steps: int = 3):
     for _ in range(steps):
         odds = on_cells(jnp.exp(log_prior)) * evidence
         p = jnp.where(unknown, odds / (1.0 + odds), 0.0)
-        excess = board_sum(p) - target
-        slope = board_sum(p * (1.0 - p))
+        excess = sum_over_cells(p) - target
+        slope = sum_over_cells(p * (1.0 - p))
         step = jnp.clip(excess / jnp.maximum(slope, 1e-6), -2.0, 2.0)
         log_prior = jnp.clip(log_prior - step, -MAX_LOG_PRIOR, MAX_LOG_PRIOR)
     return log_prior
@@ -88,14 +88,14 @@ def belief_propagation(c: Constraints, solver_cfg: SolverConfig) -> jax.Array:
 
     Loopy belief propagation in the odds domain (no per-cell transcendentals): the
     variables are the unknown cells, the factors the numbers, each factor's message exact
-    over its neighbours. The prior odds of a mine, shared by the cells of a board, are
+    over its neighbours. The prior odds of a mine, shared by the cells of a game, are
     re-solved after every sweep so that the expected number of mines equals the mines
     left (the global count in its grand-canonical form).
     """
     kept, need = reduce_by_subsets(c)
     edges = [(kept & (1 << BOX_OFFSETS.index(d))) != 0 for d in NEIGHBOUR_OFFSETS]
     need_is = [need == k for k in range(len(NEIGHBOUR_OFFSETS) + 1)]
-    n_unknown = jnp.maximum(board_sum(c.unknown), 1)
+    n_unknown = jnp.maximum(sum_over_cells(c.unknown), 1)
     density = jnp.clip(c.remaining / n_unknown, 1e-6, 1 - 1e-6).astype(jnp.float32)
     damping = solver_cfg.bp_damping
 

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from msjax.env import EnvConfig, EnvState
-from msjax.solver.grid import board_any, on_cells, player_view
+from msjax.solver.grid import any_cell, on_cells, player_view
 from msjax.solver.layers import constraints_of, contradiction, layer1, layer2, layer3
 from msjax.solver.types import Constraints, Forced, SolverConfig, View
 
@@ -31,18 +31,18 @@ def empty_forced(view: View) -> Forced:
 
 
 def layer1_fixpoint(view: View, forced: Forced, running: jax.Array, stop_at_safe: bool) -> Forced:
-    """Layer 1 repeated on the boards in ``running`` (bool[*b]) until it stalls (or a
+    """Layer 1 repeated on the games in ``running`` (bool[*b]) until it stalls (or a
     proved-safe cell exists, with ``stop_at_safe``)."""
 
     def pending(forced, running):
-        return running & ~board_any(forced.safe) if stop_at_safe else running
+        return running & ~any_cell(forced.safe) if stop_at_safe else running
 
     def one_pass(carry):
         forced, running = carry
         new_safe, new_mines = layer1(constraints_of(view, forced.safe, forced.mines))
         new_safe, new_mines = new_safe & on_cells(running), new_mines & on_cells(running)
         forced = add_proofs(forced, new_safe, new_mines, jnp.int8(1))
-        return forced, pending(forced, running & board_any(new_safe | new_mines))
+        return forced, pending(forced, running & any_cell(new_safe | new_mines))
 
     forced, _ = jax.lax.while_loop(
         lambda carry: jnp.any(carry[1]), one_pass, (forced, pending(forced, running))
@@ -52,22 +52,22 @@ def layer1_fixpoint(view: View, forced: Forced, running: jax.Array, stop_at_safe
 
 def _higher_layer_pass(view: View, c: Constraints, forced: Forced, running: jax.Array, solver_cfg: SolverConfig):
     """One pass of the layers above 1: layer 2, and where it proves nothing layer 3 (the
-    count rules, then the proof by contradiction on the boards still stuck).
+    count rules, then the proof by contradiction on the games still stuck).
 
     Returns:
       ``(new_safe, new_mines, level)``: bool[H, W, *b] twice and int8[*b], the layer
-      whose verdicts each board took.
+      whose verdicts each game took.
     """
     new_safe, new_mines = layer2(c)
     level = jnp.full(running.shape, 2, jnp.int8)
     if solver_cfg.max_layer >= 3:
-        by_pairs = board_any(new_safe | new_mines)
+        by_pairs = any_cell(new_safe | new_mines)
         global_safe, global_mines = layer3(c)
         new_safe = jnp.where(on_cells(by_pairs), new_safe, global_safe)
         new_mines = jnp.where(on_cells(by_pairs), new_mines, global_mines)
         level = jnp.where(by_pairs, level, jnp.int8(3))
         if solver_cfg.contradiction_cells:
-            stuck = running & ~board_any(new_safe | new_mines)
+            stuck = running & ~any_cell(new_safe | new_mines)
 
             def by_contradiction():
                 proved_safe, proved_mines = contradiction(view, c, forced.safe, forced.mines, solver_cfg)
@@ -90,12 +90,12 @@ def deduce_from(
     stop_at_safe: bool,
     max_rounds: int = 0,
 ) -> tuple[Forced, jax.Array]:
-    """Seed 001's orchestration on the boards in ``running``: layer 1 to a fixpoint, then
+    """Seed 001's orchestration on the games in ``running``: layer 1 to a fixpoint, then
     layer 2, else layer 3, and back to layer 1 after any progress; ends when no layer
     makes progress (or, with ``stop_at_safe``, once a proved-safe cell exists).
 
     With ``max_rounds`` > 0 it stops after that many rounds (layer-1 fixpoint + one
-    higher layer); the returned ``running`` (bool[*b]) marks the boards not finished.
+    higher layer); the returned ``running`` (bool[*b]) marks the games not finished.
     """
     if solver_cfg.max_layer == 1:
         return layer1_fixpoint(view, forced, running, stop_at_safe), jnp.zeros_like(running)
@@ -104,12 +104,12 @@ def deduce_from(
         forced, running, rounds = carry
         forced = layer1_fixpoint(view, forced, running, stop_at_safe)
         if stop_at_safe:
-            running = running & ~board_any(forced.safe)
+            running = running & ~any_cell(forced.safe)
         c = constraints_of(view, forced.safe, forced.mines)
         new_safe, new_mines, level = _higher_layer_pass(view, c, forced, running, solver_cfg)
         new_safe, new_mines = new_safe & on_cells(running), new_mines & on_cells(running)
         forced = add_proofs(forced, new_safe, new_mines, on_cells(level))
-        return forced, running & board_any(new_safe | new_mines), rounds + 1
+        return forced, running & any_cell(new_safe | new_mines), rounds + 1
 
     def more(carry):
         _, running, rounds = carry
@@ -120,7 +120,7 @@ def deduce_from(
 
 
 def deduce(view: View, solver_cfg: SolverConfig, stop_at_safe: bool) -> Forced:
-    """``deduce_from`` nothing proved, on every board of ``view``."""
+    """``deduce_from`` nothing proved, on every game of ``view``."""
     running = jnp.ones(view.mine_count.shape, bool)
     return deduce_from(view, empty_forced(view), running, solver_cfg, stop_at_safe)[0]
 

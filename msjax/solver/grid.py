@@ -1,12 +1,12 @@
 """Array plumbing of the solver: the cell-major layout, shifts by neighbour offsets,
-sums over a board's cells and picking one cell per board.
+sums over a game's cells and picking one cell per game.
 
 The core works on cell-major arrays ``[H, W, *batch]``: the board's rows and columns
-first and any boards after them, with per-board scalars shaped ``[*batch]``. One code
-path then serves one board (``batch == ()``, the public per-board API, which
-``jax.vmap`` batches) and a whole batch with the boards on the minor axis (the
+first and any games after them, with per-game scalars shaped ``[*batch]``. One code
+path then serves one game (``batch == ()``, the public per-game API, which
+``jax.vmap`` batches) and a whole batch with the games on the minor axis (the
 ``batch_*`` functions), where every shift is a slice of whole contiguous rows and each
-elementwise op runs over the boards with full SIMD width: about 7x faster on CPU than
+elementwise op runs over the games with full SIMD width: about 7x faster on CPU than
 the ``[B, H, W]`` layout ``vmap`` produces.
 """
 
@@ -34,9 +34,9 @@ def player_view(state: EnvState, batched: bool = False) -> View:
     return View(revealed, counts, state.mine_count.astype(jnp.int32))
 
 
-def on_cells(board_values: jax.Array) -> jax.Array:
-    """[*b] -> [1, 1, *b]: a per-board value broadcast against cells."""
-    return board_values[None, None]
+def on_cells(game_values: jax.Array) -> jax.Array:
+    """[*b] -> [1, 1, *b]: a per-game value broadcast against cells."""
+    return game_values[None, None]
 
 
 def flat_cells(cells: jax.Array) -> jax.Array:
@@ -60,8 +60,8 @@ def materialize(tree):
     return jax.lax.cond(predicate, lambda: tree, lambda: jax.tree.map(lambda x: x, tree))
 
 
-def board_sum(cells: jax.Array) -> jax.Array:
-    """[H, W, *b] -> [*b]: the sum over each board's cells (int32 for bools and ints).
+def sum_over_cells(cells: jax.Array) -> jax.Array:
+    """[H, W, *b] -> [*b]: the sum over each game's cells (int32 for bools and ints).
 
     A float32 dot with ones: on CPU it is several times faster than XLA's reduction over
     the leading axes, and XLA never fuses it into (and recomputes it inside) a consumer
@@ -72,9 +72,9 @@ def board_sum(cells: jax.Array) -> jax.Array:
     return total if jnp.issubdtype(cells.dtype, jnp.floating) else total.astype(jnp.int32)
 
 
-def board_any(cells: jax.Array) -> jax.Array:
+def any_cell(cells: jax.Array) -> jax.Array:
     """bool[H, W, *b] -> bool[*b]: some cell of the board is set."""
-    return board_sum(cells) > 0
+    return sum_over_cells(cells) > 0
 
 
 def pad(cells: jax.Array, fill) -> jax.Array:
@@ -109,7 +109,7 @@ def best_cell(mask: jax.Array, score: jax.Array) -> jax.Array:
 
 
 def at_cell(cells: jax.Array, index: jax.Array) -> jax.Array:
-    """int32[*b]: cells[H, W, *b] (small integers) at the flat index int32[*b] of each board."""
+    """int32[*b]: cells[H, W, *b] (small integers) at the flat index int32[*b] of each game."""
     height, width = cells.shape[:2]
     flat_index = static_cells(np.arange(height * width).reshape(height, width), cells.ndim)
-    return board_sum(jnp.where(flat_index == on_cells(index), cells, 0))
+    return sum_over_cells(jnp.where(flat_index == on_cells(index), cells, 0))

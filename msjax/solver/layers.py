@@ -13,8 +13,8 @@ import numpy as np
 from msjax.solver.grid import (
     BOX_OFFSETS,
     PAIR_OFFSETS,
-    board_any,
-    board_sum,
+    any_cell,
+    sum_over_cells,
     flat_cells,
     materialize,
     neighbours,
@@ -32,7 +32,7 @@ def constraints_of(view: View, safe: jax.Array, mines: jax.Array) -> Constraints
     unknown = ~view.revealed & ~safe & ~mines
     need = jnp.where(view.revealed, view.counts - neighbours(mines), 0)
     unk = jnp.where(view.revealed, neighbours(unknown), 0)
-    remaining = view.mine_count - board_sum(mines)
+    remaining = view.mine_count - sum_over_cells(mines)
     return materialize(Constraints(unknown, need, unk, view.revealed & (unk > 0), remaining))
 
 
@@ -147,7 +147,7 @@ def layer3(c: Constraints) -> tuple[jax.Array, jax.Array]:
     """
     height, width = c.unknown.shape[:2]
     remaining = on_cells(c.remaining)
-    n_unknown = on_cells(board_sum(c.unknown))
+    n_unknown = on_cells(sum_over_cells(c.unknown))
     new_safe = c.unknown & (remaining == 0)
     new_mines = c.unknown & (remaining == n_unknown)
     rows, cols = np.mgrid[:height, :width]
@@ -158,11 +158,11 @@ def layer3(c: Constraints) -> tuple[jax.Array, jax.Array]:
     lattices = np.arange(9).reshape(1, 1, 9)
     one_hot = jnp.asarray(lattice_of[:, :, None] == lattices).reshape((height, width, 9) + (1,) * (c.unknown.ndim - 2))
     need = jnp.where(c.active, c.need, 0)[:, :, None]
-    inside = board_sum(jnp.where(one_hot, need, 0))  # [9, *b]
+    inside = sum_over_cells(jnp.where(one_hot, need, 0))  # [9, *b]
     bits = jnp.asarray(1 << lattices).reshape((1, 1, 9) + (1,) * (c.unknown.ndim - 2))
     outside = c.unknown[:, :, None] & ((covered[:, :, None] & bits) == 0)
     rest = (remaining[:, :, None] - inside[None, None])  # [1, 1, 9, *b]
-    n_outside = board_sum(outside)[None, None]
+    n_outside = sum_over_cells(outside)[None, None]
     new_safe = new_safe | jnp.any(outside & (rest == 0), axis=2)
     new_mines = new_mines | jnp.any(outside & (rest == n_outside), axis=2)
     return new_safe, new_mines & ~new_safe
@@ -173,9 +173,9 @@ def inconsistent(c: Constraints) -> jax.Array:
     mines than its value, or the mine count is exceeded or cannot be reached."""
     bad_number = (c.need < 0) | (c.need > c.unk)  # both 0 off the revealed cells
     return (
-        board_any(bad_number)
+        any_cell(bad_number)
         | (c.remaining < 0)
-        | (c.remaining > board_sum(c.unknown))
+        | (c.remaining > sum_over_cells(c.unknown))
     )
 
 
@@ -187,13 +187,13 @@ def contradiction(view: View, c: Constraints, safe: jax.Array, mines: jax.Array,
     to an inconsistent view (``inconsistent``) is false, so its opposite is proved. The
     frontier is tried ``contradiction_cells`` cells at a time, in row-major order, on a
     hypothesis axis after the cell axes (``[H, W, 2K, *b]``: K mine assumptions, then K
-    safe ones), until a pass proves something on every board still looking or the
+    safe ones), until a pass proves something on every game still looking or the
     frontier is exhausted. Sound by construction: every step is layer 1's.
     """
     size = solver_cfg.contradiction_cells
     frontier = c.unknown & (neighbours(c.active) > 0)
     rank = (jnp.cumsum(flat_cells(frontier).astype(jnp.int32), axis=0) - 1).reshape(frontier.shape)
-    n_frontier = board_sum(frontier)
+    n_frontier = sum_over_cells(frontier)
     extra = (1,) * (frontier.ndim - 2)
     slots = jnp.arange(size, dtype=jnp.int32).reshape((1, 1, size) + extra)
     hyp_view = View(view.revealed[:, :, None], view.counts[:, :, None], view.mine_count[None])
@@ -211,7 +211,7 @@ def contradiction(view: View, c: Constraints, safe: jax.Array, mines: jax.Array,
             bad = bad | inconsistent(hc)
             step_safe, step_mines = layer1(hc)
             step_safe, step_mines = step_safe & ~on_cells(bad), step_mines & ~on_cells(bad)
-            changed = board_any(step_safe | step_mines)
+            changed = any_cell(step_safe | step_mines)
             return hyp_safe | step_safe, hyp_mines | step_mines, bad, rounds + 1, jnp.any(changed)
 
         bad = jnp.zeros(hyp_safe.shape[2:], bool)
@@ -228,7 +228,7 @@ def contradiction(view: View, c: Constraints, safe: jax.Array, mines: jax.Array,
 
     def more(carry):
         start, new_safe, new_mines = carry
-        return jnp.any((n_frontier > start) & ~board_any(new_safe | new_mines))
+        return jnp.any((n_frontier > start) & ~any_cell(new_safe | new_mines))
 
     no_cells = jnp.zeros_like(frontier)
     _, new_safe, new_mines = jax.lax.while_loop(more, one_pass, (jnp.int32(0), no_cells, no_cells))

@@ -22,7 +22,7 @@ from msjax import env
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce
-from msjax.solver.grid import at_cell, best_cell, board_any, flat_cells, neighbours, on_cells, player_view
+from msjax.solver.grid import at_cell, best_cell, any_cell, flat_cells, neighbours, on_cells, player_view
 from msjax.solver.layers import constraints_of
 from msjax.solver.types import GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
 
@@ -79,8 +79,8 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
     """(cell int32[*b], layer int32[*b]): the layer-4 guess, or below layer 4 a uniform
     one among the unknown cells (layer 0)."""
     c = constraints_of(view, forced.safe, forced.mines)
-    # every hidden cell a proved mine happens only on a won board; any hidden cell then
-    candidates = jnp.where(on_cells(board_any(c.unknown)), c.unknown, ~view.revealed)
+    # every hidden cell a proved mine happens only in a won game; any hidden cell then
+    candidates = jnp.where(on_cells(any_cell(c.unknown)), c.unknown, ~view.revealed)
     noise = _noise(keys, view.revealed.shape[:2])
     if solver_cfg.max_layer < GUESS_LAYER:
         return best_cell(candidates, noise), jnp.full(keys.shape, NO_LAYER, jnp.int32)
@@ -90,7 +90,7 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
         (probability <= on_cells(lowest) + solver_cfg.tie_tolerance)
         | (probability <= solver_cfg.safety_threshold)
     )
-    good = jnp.where(on_cells(board_any(good)), good, candidates)
+    good = jnp.where(on_cells(any_cell(good)), good, candidates)
     if solver_cfg.use_information_gain:
         score = _zero_chance(probability, c, forced.mines) - probability + 1e-4 * noise
     else:
@@ -103,7 +103,7 @@ def safe_move(view: View, forced: Forced):
     next to it (it may be a zero and open a region)."""
     safe = forced.safe & ~view.revealed
     cell = best_cell(safe, -neighbours(forced.mines).astype(jnp.float32))
-    return cell, at_cell(forced.layer, cell).astype(jnp.int32), board_any(safe)
+    return cell, at_cell(forced.layer, cell).astype(jnp.int32), any_cell(safe)
 
 
 def fallback_move(view, forced, flags, keys, cfg: EnvConfig, solver_cfg: SolverConfig):
@@ -114,7 +114,7 @@ def fallback_move(view, forced, flags, keys, cfg: EnvConfig, solver_cfg: SolverC
         return cell, layer
     to_flag = forced.mines & ~flags & ~view.revealed
     flag_cell = best_cell(to_flag, jnp.zeros(to_flag.shape))
-    has_flag = board_any(to_flag)
+    has_flag = any_cell(to_flag)
     action = jnp.where(has_flag, env.encode_action(flag_cell, True, cfg), cell)
     layer = jnp.where(has_flag, at_cell(forced.layer, flag_cell).astype(jnp.int32), layer)
     return action, layer
@@ -123,7 +123,7 @@ def fallback_move(view, forced, flags, keys, cfg: EnvConfig, solver_cfg: SolverC
 def finish_move(action, layer, view: View, done, cfg: EnvConfig, solver_cfg: SolverConfig):
     """(action, layer) int32[*b]: the opening click before anything is revealed; action 0,
     layer 0 on finished games (``done``: bool[*b]); else ``action`` and ``layer``."""
-    opening = ~board_any(view.revealed)
+    opening = ~any_cell(view.revealed)
     action = jnp.where(opening, jnp.int32(reveal_action(*first_click(cfg, solver_cfg), cfg)), action)
     layer = jnp.where(opening | done, jnp.int32(NO_LAYER), layer)
     return jnp.where(done, jnp.int32(0), action).astype(jnp.int32), layer.astype(jnp.int32)

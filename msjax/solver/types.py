@@ -2,7 +2,7 @@
 proved cells (``Forced``), the player's view and the number constraints, the layer codes.
 
 Arrays of the view and the constraints are cell-major, ``[H, W, *b]`` (see
-``msjax.solver.grid``): one board when ``b == ()``, a batch on the minor axes otherwise.
+``msjax.solver.grid``): one game when ``b == ()``, a batch on the minor axes otherwise.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class SolverConfig:
 
 
 class Forced(NamedTuple):
-    """What the deduction layers prove about the hidden cells of one board.
+    """What the deduction layers prove about the hidden cells of one game.
 
     Attributes:
       safe: bool[H, W], hidden cells proved safe.
