@@ -1,8 +1,8 @@
 """The rule solver: sound deduction, the classic patterns, legal moves, batching, keys.
 
-Every test uses one 6x6 config, and the games go to the solver in a few fixed batch
-sizes (160 random positions, 64 played games, 4 drawn positions), so each compiled
-program is built once and shared. Positions are drawn in the board-text format of
+Every test uses one 6x6 config, and the games go to the solver in two batch sizes (160
+positions, random or drawn; 64 played games), so each compiled program is built once
+and shared. Positions are drawn in the board-text format of
 ``tests/conftest.py``; soundness is checked against brute-force enumeration of every
 mine layout consistent with what the player sees.
 """
@@ -23,7 +23,7 @@ from msjax.solver import SolverConfig
 CFG = EnvConfig(H=6, W=6, mine_count=5)  # the solver reads the mine count from the state
 LAYER1 = SolverConfig(max_layer=1)
 DEDUCE = SolverConfig(max_layer=3, contradiction_cells=16)  # every deduction layer, all of layer 3
-DRAWN_BATCH = 4  # drawn positions go to the solver in batches of 4 (one compile per config)
+NUM_POSITIONS = 160  # every batch of positions, random or drawn: one compile per config
 
 
 # ----------------------------------------------------------------------------- positions
@@ -34,10 +34,11 @@ def rotations(text: str) -> list[str]:
 
 
 def deduce_drawn(texts: list[str], solver_cfg: SolverConfig) -> solver.Forced:
-    """``batch_forced_moves`` of the drawn positions (at most 4; the batch is filled up
-    with copies of the last one): ``Forced`` fields ``[4, H, W]``, numpy."""
+    """``batch_forced_moves`` of the drawn positions (the batch is filled up with copies
+    of the last one, to the size of the random positions'): ``Forced`` fields
+    ``[NUM_POSITIONS, H, W]``, numpy."""
     states = [position(text, CFG) for text in texts]
-    states += states[-1:] * (DRAWN_BATCH - len(states))
+    states += states[-1:] * (NUM_POSITIONS - len(states))
     forced = solver.batch_forced_moves(stack(states), CFG, solver_cfg)
     return solver.Forced(*map(np.asarray, forced))
 
@@ -104,7 +105,7 @@ def game(states, i: int):
 
 @pytest.fixture(scope="module")
 def positions():
-    return random_positions(160)
+    return random_positions(NUM_POSITIONS)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +122,7 @@ def deduced(positions):
 
 @pytest.fixture(scope="module")
 def probabilities(positions):
-    """float[160, H, W]: ``mine_probabilities`` of every position (default config)."""
+    """float[NUM_POSITIONS, H, W]: ``mine_probabilities`` of every position (default config)."""
     per_game = jax.jit(jax.vmap(solver.mine_probabilities, in_axes=(0, None)), static_argnums=1)
     return np.asarray(per_game(positions, CFG))
 
@@ -265,7 +266,7 @@ def test_contradiction_proves_a_cell_that_pairs_and_the_count_miss():
 
 
 def test_solver_action_is_legal_and_batch_equals_vmap(positions, deduced):
-    # the last 8 of the 160 positions make way for 4 finished and 4 fresh games
+    # the last 8 positions make way for 4 finished and 4 fresh games
     num = positions.done.shape[0]
     finished = jax.tree.map(lambda x: x[:4], positions).replace(done=jnp.ones(4, bool))
     fresh = env.batch_reset(jax.random.key(3), CFG, 4)
@@ -369,11 +370,12 @@ def test_solver_memory_keeps_only_sound_proofs_of_the_current_game():
 def test_solver_memory_of_another_game_is_ignored(positions):
     states = jax.tree.map(lambda x: x[:PLAYED_GAMES], positions)  # the batch size played above
     keys = jax.random.split(jax.random.key(0), PLAYED_GAMES)
-    actions, layers, _ = solver.batch_solver_play(states, keys, solver.empty_memory(states), CFG)
+    # the arguments as passed above (static ones too), so the compiled program is reused
+    actions, layers, _ = solver.batch_solver_play(states, keys, solver.empty_memory(states), CFG, SolverConfig())
     # a memory that claims every hidden cell safe, for other games (other keys)
     stale = solver.empty_memory(states)._replace(safe=~states.revealed, layer=jnp.ones_like(states.counts))
     stale = stale._replace(game=stale.game + 1)
-    got_actions, got_layers, _ = solver.batch_solver_play(states, keys, stale, CFG)
+    got_actions, got_layers, _ = solver.batch_solver_play(states, keys, stale, CFG, SolverConfig())
     np.testing.assert_array_equal(got_actions, actions)
     np.testing.assert_array_equal(got_layers, layers)
 
