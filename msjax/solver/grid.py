@@ -6,8 +6,8 @@ first and any games after them, with per-game scalars shaped ``[*batch]``. One c
 path then serves one game (``batch == ()``, the public per-game API, which
 ``jax.vmap`` batches) and a whole batch with the games on the minor axis (the
 ``batch_*`` functions), where every shift is a slice of whole contiguous rows and each
-elementwise op runs over the games with full SIMD width: about 7x faster on CPU than
-the ``[B, H, W]`` layout ``vmap`` produces.
+elementwise op runs over the games with full SIMD width: much faster on CPU than the
+``[B, H, W]`` layout ``vmap`` produces.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def materialize(tree):
 
     XLA's CPU fusion copies cheap elementwise producers into every consumer; a value
     read at 8 shifts (a neighbour sum) is then computed 8 times, and chains of such reads
-    multiply (layer 2 and belief propagation ran 10-100x slower). Branches of a
+    multiply (layer 2 and belief propagation ran many times slower). Branches of a
     conditional are separate computations that fusion cannot enter, so passing the value
     through an identity ``lax.cond`` on a predicate XLA cannot fold forces it into a
     buffer. (``optimization_barrier`` does not stop this fusion on CPU.) Under ``vmap``
