@@ -20,7 +20,7 @@ from msjax.solver.policy import fallback_move, finish_move, safe_move, typed_key
 from msjax.solver.types import Forced, SolverConfig, View
 
 
-def in_chunks(need: jax.Array, chunk_size: int, fn, inputs, outputs):
+def _in_chunks(need: jax.Array, chunk_size: int, fn, inputs, outputs):
     """Runs ``fn`` only on the games where ``need`` (bool[B]) holds, ``chunk_size`` at a
     time: the needing games are gathered (trailing batch axis) into fixed-size chunks,
     and ``fn``'s results are scattered into ``outputs`` (pytree, trailing axis B)."""
@@ -73,10 +73,10 @@ class SolverMemory(NamedTuple):
 def empty_memory(states: EnvState) -> SolverMemory:
     """A memory that knows nothing, for ``states`` with a leading batch axis ``[B]``."""
     empty = jnp.zeros_like(states.revealed)
-    return SolverMemory(empty, empty, jnp.zeros(empty.shape, jnp.int8), jnp.zeros_like(game_id(states)))
+    return SolverMemory(empty, empty, jnp.zeros(empty.shape, jnp.int8), jnp.zeros_like(_game_id(states)))
 
 
-def game_id(states: EnvState) -> jax.Array:
+def _game_id(states: EnvState) -> jax.Array:
     """uint32[B, k]: the key data of each game's key (typed or legacy), its identity."""
     data = jax.random.key_data(states.key)
     return data.reshape(data.shape[0], -1)
@@ -106,16 +106,16 @@ def _deduce_in_chunks(view: View, forced: Forced, open_games, solver_cfg: Solver
         return deduce_from(view, forced, running, cfg, True, max_rounds)
 
     needs_more = open_games & ~any_cell(forced.safe)
-    forced, unfinished = in_chunks(
+    forced, unfinished = _in_chunks(
         needs_more, chunk_size, functools.partial(deduce_chunk, max_rounds=2),
         (view, forced), (forced, jnp.zeros_like(needs_more)),
     )
-    forced, _ = in_chunks(
+    forced, _ = _in_chunks(
         unfinished & ~any_cell(forced.safe), max(1, chunk_size // 4),
         functools.partial(deduce_chunk, max_rounds=0), (view, forced), (forced, unfinished),
     )
     if solver_cfg.max_layer >= 3 and solver_cfg.contradiction_cells:
-        forced, _ = in_chunks(
+        forced, _ = _in_chunks(
             open_games & ~any_cell(forced.safe), max(1, chunk_size // 8),
             functools.partial(deduce_chunk, max_rounds=0, cfg=solver_cfg),
             (view, forced), (forced, unfinished),
@@ -133,7 +133,7 @@ def _move_in_chunks(view, forced, flags, keys, open_games, cfg: EnvConfig, solve
         return fallback_move(view, forced, flags, keys, cfg, solver_cfg)
 
     needs_guess = open_games & ~found
-    return in_chunks(
+    return _in_chunks(
         needs_guess, max(1, chunk_size // 4), guess_chunk, (view, forced, flags, keys), (cell, layer)
     )
 
@@ -173,7 +173,7 @@ def batch_solver_play(
     flags = jnp.moveaxis(states.flags, 0, -1)
     opening = ~any_cell(view.revealed)
     open_games = ~states.done & ~opening
-    game = game_id(states)
+    game = _game_id(states)
     forced = _remembered(memory, view, open_games & jnp.all(game == memory.game, axis=1))
     forced = layer1_fixpoint(view, forced, open_games, stop_at_safe=True)
     if solver_cfg.max_layer >= 2:

@@ -18,13 +18,13 @@ from msjax.solver.layers import constraints_of, contradiction, layer1, layer2, l
 from msjax.solver.types import Constraints, Forced, SolverConfig, View
 
 
-def add_proofs(forced: Forced, new_safe, new_mines, level) -> Forced:
+def _add_proofs(forced: Forced, new_safe, new_mines, level) -> Forced:
     """``forced`` with the cells of ``new_safe``/``new_mines`` proved by ``level``."""
     new = new_safe | new_mines
     return Forced(forced.safe | new_safe, forced.mines | new_mines, jnp.where(new, level, forced.layer))
 
 
-def empty_forced(view: View) -> Forced:
+def _empty_forced(view: View) -> Forced:
     """Nothing proved, shaped like ``view``'s cells."""
     empty = jnp.zeros_like(view.revealed)
     return Forced(empty, empty, jnp.zeros(view.revealed.shape, jnp.int8))
@@ -41,7 +41,7 @@ def layer1_fixpoint(view: View, forced: Forced, running: jax.Array, stop_at_safe
         forced, running = carry
         new_safe, new_mines = layer1(constraints_of(view, forced.safe, forced.mines))
         new_safe, new_mines = new_safe & on_cells(running), new_mines & on_cells(running)
-        forced = add_proofs(forced, new_safe, new_mines, jnp.int8(1))
+        forced = _add_proofs(forced, new_safe, new_mines, jnp.int8(1))
         return forced, pending(forced, running & any_cell(new_safe | new_mines))
 
     forced, _ = jax.lax.while_loop(
@@ -108,7 +108,7 @@ def deduce_from(
         c = constraints_of(view, forced.safe, forced.mines)
         new_safe, new_mines, level = _higher_layer_pass(view, c, forced, running, solver_cfg)
         new_safe, new_mines = new_safe & on_cells(running), new_mines & on_cells(running)
-        forced = add_proofs(forced, new_safe, new_mines, on_cells(level))
+        forced = _add_proofs(forced, new_safe, new_mines, on_cells(level))
         return forced, running & any_cell(new_safe | new_mines), rounds + 1
 
     def more(carry):
@@ -122,7 +122,7 @@ def deduce_from(
 def deduce(view: View, solver_cfg: SolverConfig, stop_at_safe: bool) -> Forced:
     """``deduce_from`` nothing proved, on every game of ``view``."""
     running = jnp.ones(view.mine_count.shape, bool)
-    return deduce_from(view, empty_forced(view), running, solver_cfg, stop_at_safe)[0]
+    return deduce_from(view, _empty_forced(view), running, solver_cfg, stop_at_safe)[0]
 
 
 def forced_moves(state: EnvState, cfg: EnvConfig, solver_cfg: SolverConfig = SolverConfig()) -> Forced:

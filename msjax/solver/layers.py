@@ -168,7 +168,7 @@ def layer3(c: Constraints) -> tuple[jax.Array, jax.Array]:
     return new_safe, new_mines & ~new_safe
 
 
-def inconsistent(c: Constraints) -> jax.Array:
+def _inconsistent(c: Constraints) -> jax.Array:
     """bool[*b]: some number needs more mines than its unknown cells or has more proved
     mines than its value, or the mine count is exceeded or cannot be reached."""
     bad_number = (c.need < 0) | (c.need > c.unk)  # both 0 off the revealed cells
@@ -184,7 +184,7 @@ def contradiction(view: View, c: Constraints, safe: jax.Array, mines: jax.Array,
 
     Each frontier cell is assumed a mine, and separately safe, and layer 1 runs from
     that assumption for up to ``contradiction_rounds`` rounds; an assumption that leads
-    to an inconsistent view (``inconsistent``) is false, so its opposite is proved. The
+    to an inconsistent view (``_inconsistent``) is false, so its opposite is proved. The
     frontier is tried ``contradiction_cells`` cells at a time, in row-major order, on a
     hypothesis axis after the cell axes (``[H, W, 2K, *b]``: K mine assumptions, then K
     safe ones), until a pass proves something on every game still looking or the
@@ -208,7 +208,7 @@ def contradiction(view: View, c: Constraints, safe: jax.Array, mines: jax.Array,
         def propagate(carry):
             hyp_safe, hyp_mines, bad, rounds, _ = carry
             hc = constraints_of(hyp_view, hyp_safe, hyp_mines)
-            bad = bad | inconsistent(hc)
+            bad = bad | _inconsistent(hc)
             step_safe, step_mines = layer1(hc)
             step_safe, step_mines = step_safe & ~on_cells(bad), step_mines & ~on_cells(bad)
             changed = any_cell(step_safe | step_mines)
@@ -220,7 +220,7 @@ def contradiction(view: View, c: Constraints, safe: jax.Array, mines: jax.Array,
             propagate,
             (hyp_safe, hyp_mines, bad, jnp.int32(0), jnp.bool_(True)),
         )
-        bad = bad | inconsistent(constraints_of(hyp_view, hyp_safe, hyp_mines))
+        bad = bad | _inconsistent(constraints_of(hyp_view, hyp_safe, hyp_mines))
         mine_false, safe_false = bad[:size], bad[size:]
         new_safe = new_safe | jnp.any(tried & mine_false[None, None], axis=2)
         new_mines = new_mines | jnp.any(tried & safe_false[None, None], axis=2)
