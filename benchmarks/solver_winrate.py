@@ -84,7 +84,8 @@ def _exact_chunk(args) -> tuple[int, int, int, int, int]:
     if first_click is None:
         first = exact.default_first_click(height, width, opening)
     else:
-        first = int(np.ravel_multi_index((min(first_click[0], height - 1), min(first_click[1], width - 1)), (height, width)))
+        row, col = min(first_click[0], height - 1), min(first_click[1], width - 1)
+        first = int(np.ravel_multi_index((row, col), (height, width)))
     wins = guesses = fallbacks = moves = 0
     for _ in range(games):
         board = exact.Board(height, width, mines, opening, rng)
@@ -232,7 +233,8 @@ def main(argv: list[str] | None = None) -> None:
     players = [p for p in args.players.split(",") if p]
     boards = [b for b in args.boards.split(",") if b]
     rules = [r for r in args.rules.split(",") if r]
-    for name, chosen, allowed in (("players", players, PLAYERS), ("boards", boards, STANDARD_BOARDS), ("rules", rules, RULES)):
+    choices = (("players", players, PLAYERS), ("boards", boards, STANDARD_BOARDS), ("rules", rules, RULES))
+    for name, chosen, allowed in choices:
         bad = [x for x in chosen if x not in allowed]
         if bad:
             raise ValueError(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")

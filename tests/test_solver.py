@@ -270,7 +270,8 @@ def test_solver_action_is_legal_and_batch_equals_vmap(positions, deduced):
     num = positions.done.shape[0]
     finished = jax.tree.map(lambda x: x[:4], positions).replace(done=jnp.ones(4, bool))
     fresh = env.batch_reset(jax.random.key(3), CFG, 4)
-    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), jax.tree.map(lambda x: x[: num - 8], positions), finished, fresh)
+    kept = jax.tree.map(lambda x: x[: num - 8], positions)
+    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), kept, finished, fresh)
     keys = jax.random.split(jax.random.key(0), num)
     full = SolverConfig(contradiction_cells=16)  # every layer, the batch path's last stage too
     actions, layers = solver.batch_solver_action(states, keys, CFG, full, 16)

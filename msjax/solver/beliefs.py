@@ -14,7 +14,16 @@ import jax.numpy as jnp
 
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.deduce import deduce
-from msjax.solver.grid import BOX_OFFSETS, NEIGHBOUR_OFFSETS, sum_over_cells, materialize, on_cells, pad, player_view, take
+from msjax.solver.grid import (
+    BOX_OFFSETS,
+    NEIGHBOUR_OFFSETS,
+    materialize,
+    on_cells,
+    pad,
+    player_view,
+    sum_over_cells,
+    take,
+)
 from msjax.solver.layers import constraints_of, reduce_by_subsets
 from msjax.solver.types import Constraints, Forced, SolverConfig, View
 
