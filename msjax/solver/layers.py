@@ -14,13 +14,13 @@ from msjax.solver.grid import (
     BOX_OFFSETS,
     PAIR_OFFSETS,
     any_cell,
-    sum_over_cells,
     flat_cells,
     materialize,
     neighbours,
     on_cells,
     pad,
     static_cells,
+    sum_over_cells,
     take,
 )
 from msjax.solver.types import Constraints, SolverConfig, View

@@ -22,7 +22,7 @@ from msjax import env
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce
-from msjax.solver.grid import at_cell, best_cell, any_cell, flat_cells, neighbours, on_cells, player_view
+from msjax.solver.grid import any_cell, at_cell, best_cell, flat_cells, neighbours, on_cells, player_view
 from msjax.solver.layers import constraints_of
 from msjax.solver.types import GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
 
