@@ -11,7 +11,7 @@ Players:
 Boards: beginner 8x8x10, intermediate 16x16x40, expert 16x30x99; rules: ``opening``
 (``guarantee_safe_neighborhood=True``: the first click opens a region) and ``safe`` (only
 the first click is safe). First clicks are each player's own: the JAX solver uses
-``solver.default_first_click`` (``SolverConfig.first_click``), the exact player
+``solver.first_click`` (``SolverConfig.first_click``), the exact player
 ``exact.default_first_click`` (corner with a safe first click; cell (2, 2) with an opening
 start), the random player clicks at random.
 
@@ -40,11 +40,9 @@ import time
 
 import numpy as np
 
-BOARDS = {
-    "beginner": (8, 8, 10),
-    "intermediate": (16, 16, 40),
-    "expert": (16, 30, 99),
-}
+from msjax.env import STANDARD_BOARDS
+
+BOARDS = STANDARD_BOARDS  # alias until the merge: benchmarks/compare.py reads solver_winrate.BOARDS
 RULES = {"opening": True, "safe": False}
 PLAYERS = ("random", "layer1", "jax", "exact")
 # Published PSEQ win rates, percent: (safe first click, opening start).
@@ -57,7 +55,7 @@ def make_row(player: str, board: str, rule: str, result: dict) -> dict:
     """One table row (a JSON line) from a player's result: win rate with its 95% interval."""
     from msjax.evaluate import wilson_interval
 
-    height, width, mines = BOARDS[board]
+    height, width, mines = STANDARD_BOARDS[board]
     low, high = wilson_interval(result["wins"], result["games"])
     row = {
         "player": player,
@@ -86,7 +84,8 @@ def _exact_chunk(args) -> tuple[int, int, int, int, int]:
     if first_click is None:
         first = exact.default_first_click(height, width, opening)
     else:
-        first = min(first_click[0], height - 1) * width + min(first_click[1], width - 1)
+        row, col = min(first_click[0], height - 1), min(first_click[1], width - 1)
+        first = int(np.ravel_multi_index((row, col), (height, width)))
     wins = guesses = fallbacks = moves = 0
     for _ in range(games):
         board = exact.Board(height, width, mines, opening, rng)
@@ -99,7 +98,7 @@ def _exact_chunk(args) -> tuple[int, int, int, int, int]:
 
 
 def run_exact(board: str, rule: str, games: int, workers: int, seed: int, first_click=None) -> dict:
-    height, width, mines = BOARDS[board]
+    height, width, mines = STANDARD_BOARDS[board]
     chunk = 100
     jobs = []
     for index, start in enumerate(range(0, games, chunk)):
@@ -161,7 +160,7 @@ def run_jax(
 
     from msjax import env
 
-    height, width, mines = BOARDS[board]
+    height, width, mines = STANDARD_BOARDS[board]
     env_cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=RULES[rule])
     batch = min(batch, games)
     quota = -(-games // batch)
@@ -216,7 +215,7 @@ def run_jax(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--players", default=",".join(PLAYERS), help=f"comma list of {PLAYERS}")
-    parser.add_argument("--boards", default=",".join(BOARDS), help=f"comma list of {tuple(BOARDS)}")
+    parser.add_argument("--boards", default=",".join(STANDARD_BOARDS), help=f"comma list of {tuple(STANDARD_BOARDS)}")
     parser.add_argument("--rules", default="safe,opening", help="comma list of safe, opening")
     parser.add_argument("--games", type=int, default=None, help="games per row (default: 20k beginner, 5k larger)")
     parser.add_argument("--quick", action="store_true", help="few games per row, a smoke test")
@@ -234,7 +233,8 @@ def main(argv: list[str] | None = None) -> None:
     players = [p for p in args.players.split(",") if p]
     boards = [b for b in args.boards.split(",") if b]
     rules = [r for r in args.rules.split(",") if r]
-    for name, chosen, allowed in (("players", players, PLAYERS), ("boards", boards, BOARDS), ("rules", rules, RULES)):
+    choices = (("players", players, PLAYERS), ("boards", boards, STANDARD_BOARDS), ("rules", rules, RULES))
+    for name, chosen, allowed in choices:
         bad = [x for x in chosen if x not in allowed]
         if bad:
             raise ValueError(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")

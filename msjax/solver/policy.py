@@ -1,0 +1,160 @@
+"""The solver's move on one game: the opening click, a proved-safe reveal, a flag on a
+proved mine (with ``flag_mines``), else the layer-4 guess.
+
+The guess is the unknown cell with the lowest estimated mine probability; near-ties
+(within ``tie_tolerance``) go to the cell most likely to be a zero, which opens new
+information. Before anything is revealed the move is ``first_click``: by default (3, 3)
+(clipped to the board) when the first click opens a region
+(``guarantee_safe_neighborhood``) and the corner (0, 0) when only the clicked cell is
+safe, as the published solvers do.
+
+The functions below ``solver_action`` work cell-major on one game or a batch (``[*b]``
+trailing axes), so ``msjax.solver.batch`` reuses them on whole batches.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from msjax import env
+from msjax.env import EnvConfig, EnvState
+from msjax.solver.beliefs import belief_propagation
+from msjax.solver.deduce import deduce
+from msjax.solver.grid import any_cell, at_cell, best_cell, flat_cells, neighbours, on_cells, player_view
+from msjax.solver.layers import constraints_of
+from msjax.solver.types import GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
+
+
+def typed_key(key: jax.Array) -> jax.Array:
+    """``key`` as a typed PRNG key array (``jax.random.key``), any batch shape.
+
+    Legacy keys (``jax.random.PRNGKey``: uint32[..., 2]) are wrapped, typed keys pass
+    unchanged; the same seed gives the same draws either way.
+    """
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return key
+    return jax.random.wrap_key_data(key)
+
+
+def first_click(cfg: EnvConfig, solver_cfg: SolverConfig = SolverConfig()) -> tuple[int, int]:
+    """The opening click ``(row, col)``: ``solver_cfg.first_click`` clipped to the board,
+    else (3, 3) with a safe first-click neighbourhood and (0, 0) without."""
+    if solver_cfg.first_click is not None:
+        row, col = solver_cfg.first_click
+    elif cfg.guarantee_safe_neighborhood:
+        row, col = 3, 3
+    else:
+        row, col = 0, 0
+    return min(row, cfg.H - 1), min(col, cfg.W - 1)
+
+
+def reveal_action(row: int, col: int, cfg: EnvConfig) -> int:
+    """The action (a Python int) that reveals cell ``(row, col)``.
+
+    Raises:
+      ValueError: the cell is off the board.
+    """
+    return env.encode_action(int(np.ravel_multi_index((row, col), (cfg.H, cfg.W))), False, cfg)
+
+
+def _zero_chance(probability: jax.Array, c: Constraints, mines: jax.Array) -> jax.Array:
+    """float32[H, W, *b]: chance that a cell is a zero if safe, treating its neighbours as
+    independent; 0 next to a proved mine."""
+    log_safe = jnp.where(c.unknown, jnp.log1p(-jnp.clip(probability, 0.0, 1 - 1e-6)), 0.0)
+    return jnp.where(neighbours(mines) > 0, 0.0, jnp.exp(neighbours(log_safe)))
+
+
+def _noise(keys: jax.Array, shape: tuple[int, int]) -> jax.Array:
+    """float32[H, W, *b] uniform tie-break noise, one draw per game's key (typed keys: [*b])."""
+    draw = lambda key: jax.random.uniform(key, shape)
+    for _ in range(keys.ndim):
+        draw = jax.vmap(draw)
+    noise = draw(keys)
+    return jnp.moveaxis(noise, (-2, -1), (0, 1))
+
+
+def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig):
+    """(cell int32[*b], layer int32[*b]): the layer-4 guess, or below layer 4 a uniform
+    one among the unknown cells (layer 0)."""
+    c = constraints_of(view, forced.safe, forced.mines)
+    # every hidden cell a proved mine happens only in a won game; any hidden cell then
+    candidates = jnp.where(on_cells(any_cell(c.unknown)), c.unknown, ~view.revealed)
+    noise = _noise(keys, view.revealed.shape[:2])
+    if solver_cfg.max_layer < GUESS_LAYER:
+        return best_cell(candidates, noise), jnp.full(keys.shape, NO_LAYER, jnp.int32)
+    probability = belief_propagation(c, solver_cfg)
+    lowest = jnp.min(flat_cells(jnp.where(c.unknown, probability, jnp.inf)), axis=0)
+    good = candidates & (
+        (probability <= on_cells(lowest) + solver_cfg.tie_tolerance)
+        | (probability <= solver_cfg.safety_threshold)
+    )
+    good = jnp.where(on_cells(any_cell(good)), good, candidates)
+    if solver_cfg.use_information_gain:
+        score = _zero_chance(probability, c, forced.mines) - probability + 1e-4 * noise
+    else:
+        score = noise
+    return best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
+
+
+def safe_move(view: View, forced: Forced):
+    """(cell, layer, found) [*b]: a proved-safe cell, preferring one with no proved mine
+    next to it (it may be a zero and open a region)."""
+    safe = forced.safe & ~view.revealed
+    cell = best_cell(safe, -neighbours(forced.mines).astype(jnp.float32))
+    return cell, at_cell(forced.layer, cell).astype(jnp.int32), any_cell(safe)
+
+
+def fallback_move(view, forced, flags, keys, cfg: EnvConfig, solver_cfg: SolverConfig):
+    """(action, layer) [*b] when no cell is proved safe: a flag on a proved mine (with
+    ``flag_mines``), else a guess. ``flags``: bool[H, W, *b]; ``keys``: typed keys [*b]."""
+    cell, layer = _guess(view, forced, keys, solver_cfg)
+    if not solver_cfg.flag_mines:
+        return cell, layer
+    to_flag = forced.mines & ~flags & ~view.revealed
+    flag_cell = best_cell(to_flag, jnp.zeros(to_flag.shape))
+    has_flag = any_cell(to_flag)
+    action = jnp.where(has_flag, env.encode_action(flag_cell, True, cfg), cell)
+    layer = jnp.where(has_flag, at_cell(forced.layer, flag_cell).astype(jnp.int32), layer)
+    return action, layer
+
+
+def finish_move(action, layer, view: View, done, cfg: EnvConfig, solver_cfg: SolverConfig):
+    """(action, layer) int32[*b]: the opening click before anything is revealed; action 0,
+    layer 0 on finished games (``done``: bool[*b]); else ``action`` and ``layer``."""
+    opening = ~any_cell(view.revealed)
+    action = jnp.where(opening, jnp.int32(reveal_action(*first_click(cfg, solver_cfg), cfg)), action)
+    layer = jnp.where(opening | done, jnp.int32(NO_LAYER), layer)
+    return jnp.where(done, jnp.int32(0), action).astype(jnp.int32), layer.astype(jnp.int32)
+
+
+def solver_action(
+    state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: SolverConfig = SolverConfig()
+) -> tuple[jax.Array, jax.Array]:
+    """The solver's move on one game: always a legal action of an unfinished game.
+
+    In order: the opening click (before anything is revealed); a reveal of a proved-safe
+    cell; with ``flag_mines``, a flag on a proved mine not yet flagged; else a guess.
+
+    Args:
+      state: one game (no batch axis; ``batch_solver_action`` is the fast batched form).
+      key: PRNG key for tie-breaks among guesses, typed (``jax.random.key``) or legacy
+        (``jax.random.PRNGKey``; the same moves for the same seed).
+      cfg, solver_cfg: static configs.
+
+    Returns:
+      ``(action int32[], layer int32[])``: ``layer`` is the layer that proved the revealed
+      or flagged cell (1..3), 4 for a layer-4 guess, and 0 for the opening click, a random
+      guess (``max_layer < 4``) or a finished game (whose action is 0 and means nothing).
+    """
+    key = typed_key(key)
+    view = player_view(state)
+    forced = deduce(view, solver_cfg, stop_at_safe=True)
+    cell, layer, found = safe_move(view, forced)
+    action, layer = jax.lax.cond(
+        found,
+        lambda: (cell, layer),
+        lambda: fallback_move(view, forced, state.flags, key, cfg, solver_cfg),
+    )
+    return finish_move(action, layer, view, state.done, cfg, solver_cfg)

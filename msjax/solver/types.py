@@ -1,0 +1,128 @@
+"""The solver's static options and the values its stages pass around: the config, the
+proved cells (``Forced``), the player's view and the number constraints, the layer codes.
+
+Arrays of the view and the constraints are cell-major, ``[H, W, *b]`` (see
+``msjax.solver.grid``): one game when ``b == ()``, a batch on the minor axes otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+
+GUESS_LAYER = 4
+NO_LAYER = 0  # first click, random guesses (max_layer < 4), finished games
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverConfig:
+    """Static options of the rule solver (frozen and hashable: a static jit argument).
+
+    Attributes:
+      max_layer: highest layer used, 1..4. 1 = single-cell rules, 2 = + subset
+        reasoning, 3 = + global mine count and proof by contradiction, 4 = + probability
+        guess. Below 4 the
+        solver guesses uniformly among the unknown cells (layer 0).
+      contradiction_cells: frontier cells layer 3's proof by contradiction tries per
+        pass (each assumed a mine and, separately, safe); passes repeat over the next
+        cells of the frontier until one proves something or the frontier is done.
+        0 (the default) disables it.
+      contradiction_rounds: at most this many layer-1 rounds follow each assumption.
+      safety_threshold: a guess whose estimated mine probability is at most this is
+        "safe enough": every such cell joins the near-ties and the most informative
+        one is taken. 0 disables it (only near-ties of the lowest probability count).
+      use_information_gain: among candidate guesses take the one most likely to be a
+        zero (the product of its unknown neighbours' safe probabilities, 0 next to a
+        proved mine); otherwise a uniformly random candidate.
+      tie_tolerance: probabilities within this of the lowest count as ties. 0 counts
+        exact ties only (e.g. the cells off the frontier, which share one estimate).
+      flag_mines: when True, ``solver_action`` flags a proved, unflagged mine before it
+        guesses; by default it never spends a move on flags.
+      first_click: ``(row, col)`` of the opening click; ``None`` picks (3, 3) (clipped
+        to the board) with a safe first-click neighbourhood, else the corner (0, 0).
+      bp_iterations: belief-propagation sweeps of layer 4.
+      bp_damping: weight of the new message in each sweep, in (0, 1]; without damping
+        (1.0) the estimate can oscillate.
+
+    Raises:
+      ValueError: a field out of its range.
+    """
+
+    max_layer: int = 4
+    contradiction_cells: int = 0
+    contradiction_rounds: int = 8
+    safety_threshold: float = 0.0
+    use_information_gain: bool = True
+    tie_tolerance: float = 0.0
+    flag_mines: bool = False
+    first_click: tuple[int, int] | None = None
+    bp_iterations: int = 8
+    bp_damping: float = 0.8
+
+    def __post_init__(self):
+        if self.max_layer not in (1, 2, 3, 4):
+            raise ValueError(f"SolverConfig.max_layer={self.max_layer} must be one of 1, 2, 3, 4")
+        if self.contradiction_cells < 0:
+            raise ValueError(f"SolverConfig.contradiction_cells={self.contradiction_cells} must be >= 0")
+        if self.contradiction_rounds < 1:
+            raise ValueError(f"SolverConfig.contradiction_rounds={self.contradiction_rounds} must be >= 1")
+        if not 0.0 <= self.safety_threshold <= 1.0:
+            raise ValueError(f"SolverConfig.safety_threshold={self.safety_threshold} must be in [0, 1]")
+        if not 0.0 <= self.tie_tolerance <= 1.0:
+            raise ValueError(f"SolverConfig.tie_tolerance={self.tie_tolerance} must be in [0, 1]")
+        if self.bp_iterations < 1:
+            raise ValueError(f"SolverConfig.bp_iterations={self.bp_iterations} must be >= 1")
+        if not 0.0 < self.bp_damping <= 1.0:
+            raise ValueError(f"SolverConfig.bp_damping={self.bp_damping} must be in (0, 1]")
+        if self.first_click is not None and (
+            len(self.first_click) != 2 or min(self.first_click) < 0
+        ):
+            raise ValueError(f"SolverConfig.first_click={self.first_click!r} must be (row, col) >= 0")
+
+
+class Forced(NamedTuple):
+    """What the deduction layers prove about the hidden cells of one game.
+
+    Attributes:
+      safe: bool[H, W], hidden cells proved safe.
+      mines: bool[H, W], hidden cells proved to be mines.
+      layer: int8[H, W], the layer that proved each cell (1..3), 0 where nothing is proved.
+    """
+
+    safe: jax.Array
+    mines: jax.Array
+    layer: jax.Array
+
+
+class View(NamedTuple):
+    """What the player sees, cell-major.
+
+    Attributes:
+      revealed: bool[H, W, *b].
+      counts: int32[H, W, *b], the numbers on revealed cells (0 where hidden).
+      mine_count: int32[*b], the mines of the game.
+    """
+
+    revealed: jax.Array
+    counts: jax.Array
+    mine_count: jax.Array
+
+
+class Constraints(NamedTuple):
+    """The number constraints left once the proved cells are taken out.
+
+    Attributes:
+      unknown: bool[H, W, *b], hidden cells neither proved safe nor proved mines.
+      need: int32[H, W, *b], mines still missing around each revealed cell (0 elsewhere).
+      unk: int32[H, W, *b], unknown neighbours of each revealed cell (0 elsewhere).
+      active: bool[H, W, *b], revealed cells with at least one unknown neighbour.
+      remaining: int32[*b], mines not yet proved.
+    """
+
+    unknown: jax.Array
+    need: jax.Array
+    unk: jax.Array
+    active: jax.Array
+    remaining: jax.Array
