@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import solver_winrate  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
 
-BOARDS = STANDARD_BOARDS
 RULES = solver_winrate.RULES
 PSEQ = solver_winrate.PSEQ  # percent: (safe first click, opening start)
 BASELINES = ("random", "layer1", "jax", "exact")
@@ -55,7 +54,7 @@ def agent_row(agent, board: str, rule: str, games: int, args: argparse.Namespace
 
     from msjax.evaluate import evaluate
 
-    height, width, mines = BOARDS[board]
+    height, width, mines = STANDARD_BOARDS[board]
     cfg = dataclasses.replace(
         agent.env_cfg, H=height, W=width, mine_count=mines, density_band=None,
         guarantee_safe_neighborhood=RULES[rule],
@@ -75,7 +74,7 @@ def agent_row(agent, board: str, rule: str, games: int, args: argparse.Namespace
 
 
 def pseq_row(board: str, rule: str) -> dict:
-    height, width, mines = BOARDS[board]
+    height, width, mines = STANDARD_BOARDS[board]
     rate = PSEQ[board][RULES[rule]] / 100
     return {"player": "PSEQ (published)", "board": f"{height}x{width}x{mines}", "rule": rule, "win_rate": rate}
 
@@ -100,7 +99,7 @@ def markdown(rows: list[dict]) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--boards", default=",".join(BOARDS), help=f"comma list of {tuple(BOARDS)}")
+    parser.add_argument("--boards", default=",".join(STANDARD_BOARDS), help=f"comma list of {tuple(STANDARD_BOARDS)}")
     parser.add_argument("--rules", default="safe,opening", help="comma list of safe, opening")
     parser.add_argument("--players", default=",".join(BASELINES), help=f"comma list of baselines {BASELINES}")
     parser.add_argument("--agent", action="append", default=[], metavar="RUN", help="an agent run (repeatable)")
@@ -119,7 +118,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.boards = [b for b in args.boards.split(",") if b]
     args.rules = [r for r in args.rules.split(",") if r]
     args.players = [p for p in args.players.split(",") if p]
-    choices = (("boards", args.boards, BOARDS), ("rules", args.rules, RULES), ("players", args.players, BASELINES))
+    choices = (("boards", args.boards, STANDARD_BOARDS), ("rules", args.rules, RULES), ("players", args.players, BASELINES))
     for name, chosen, allowed in choices:
         bad = [x for x in chosen if x not in allowed]
         if bad:
@@ -137,7 +136,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
     agents = []
     if args.agent:
-        from msjax.agent import load_agent
+        from msjax.checkpoint import load_agent
 
         agents = [(f"agent:{Path(path).name}", load_agent(path)) for path in args.agent]
     rows = []

@@ -33,13 +33,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BOARDS = {"8x8x10": (8, 8, 10), "16x16x40": (16, 16, 40), "16x30x99": (16, 30, 99)}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--devices", nargs="+", type=int, default=[1, 2, 4])
-    parser.add_argument("--board", default="8x8x10", choices=sorted(BOARDS))
+    parser.add_argument("--board", default="8x8x10", help="HxWxM or a standard board name")
     parser.add_argument("--num-envs", type=int, default=256, help="global batch (boards), the same for every row")
     parser.add_argument(
         "--per-device-envs", type=int, default=0,
@@ -73,7 +72,7 @@ def measure(devices: int, args: argparse.Namespace) -> dict:
     from msjax import distributed, models, ppo
     from msjax import env as ms_env
 
-    height, width, mines = BOARDS[args.board]
+    height, width, mines = ms_env.parse_board(args.board)
     num_envs = args.per_device_envs * max(devices, 1) if args.per_device_envs else args.num_envs
     env_cfg = ms_env.EnvConfig(H=height, W=width, mine_count=mines)
     model_cfg = models.ModelConfig(

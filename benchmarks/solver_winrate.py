@@ -42,7 +42,6 @@ import numpy as np
 
 from msjax.env import STANDARD_BOARDS
 
-BOARDS = STANDARD_BOARDS  # alias until the merge: benchmarks/compare.py reads solver_winrate.BOARDS
 RULES = {"opening": True, "safe": False}
 PLAYERS = ("random", "layer1", "jax", "exact")
 # Published PSEQ win rates, percent: (safe first click, opening start).
@@ -53,7 +52,7 @@ QUICK_GAMES = {"exact": 200, "jax": 1_024, "layer1": 1_024, "random": 1_024}
 
 def make_row(player: str, board: str, rule: str, result: dict) -> dict:
     """One table row (a JSON line) from a player's result: win rate with its 95% interval."""
-    from msjax.evaluate import wilson_interval
+    from msjax.stats import wilson_interval
 
     height, width, mines = STANDARD_BOARDS[board]
     low, high = wilson_interval(result["wins"], result["games"])

@@ -26,12 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from msjax import env as ms_env  # noqa: E402
 from msjax import models, ppo  # noqa: E402
 
-BOARDS = {"8x8x10": (8, 8, 10), "16x16x40": (16, 16, 40), "16x30x99": (16, 30, 99)}
-
-
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--boards", nargs="+", default=["8x8x10"], choices=sorted(BOARDS))
+    parser.add_argument("--boards", nargs="+", default=["8x8x10"], help="HxWxM or a standard board name")
     parser.add_argument("--num-envs", nargs="+", type=int, default=[64, 256])
     parser.add_argument("--steps-per-env", type=int, default=32)
     parser.add_argument("--mini-batches", type=int, default=4)
@@ -51,7 +48,7 @@ def device_name() -> str:
 
 def measure(board: str, num_envs: int, args: argparse.Namespace) -> dict:
     """Times one configuration; returns its JSON row."""
-    height, width, mines = BOARDS[board]
+    height, width, mines = ms_env.parse_board(board)
     env_cfg = ms_env.EnvConfig(H=height, W=width, mine_count=mines)
     model_cfg = models.ModelConfig(
         channels=tuple(int(c) for c in args.channels.split(",")), dtype=args.dtype, flag_actions=False

@@ -18,7 +18,6 @@ board size with the same weights.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import jax
@@ -176,45 +175,3 @@ def from_params(params: Any, cfg: Any, greedy: bool = True) -> Agent:
     config itself is not kept, so agents of runs that differ only outside env/model share
     compiled code)."""
     return Agent(params=params, model_cfg=cfg.model, env_cfg=cfg.env, greedy=greedy)
-
-
-def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True) -> Agent:
-    """The agent saved in a run.
-
-    Args:
-      path: a run directory (``runs/NAME``), its ``checkpoints`` directory, or one
-        checkpoint (``runs/NAME/checkpoints/1200``).
-      step: ``"latest"``, ``"best"`` (highest evaluation win rate) or a step number;
-        ignored when ``path`` names one checkpoint.
-      greedy: play the most likely action; ``False`` samples from the policy.
-
-    Raises:
-      CheckpointError: no checkpoint there, or one that cannot be read.
-    """
-    from msjax import checkpoint as checkpoint_lib  # moves to checkpoint.py at the merge
-
-    directory, named_step = checkpoint_lib.resolve(path)
-    checkpoints = checkpoint_lib.Checkpoints(directory, read_only=True)
-    try:
-        chosen = named_step if named_step is not None else _pick_step(checkpoints, step)
-        info = checkpoints.info(chosen)
-        template = checkpoint_lib.abstract_state(info.stage, info.config)
-        state = checkpoints.restore(chosen, template)
-    finally:
-        checkpoints.close()
-    agent = from_params(state.params, info.config, greedy)
-    return agent.replace(config=info.config)
-
-
-def _pick_step(checkpoints: Any, step: int | str) -> int:
-    from msjax import checkpoint as checkpoint_lib  # moves to checkpoint.py at the merge
-
-    if not checkpoints.steps:
-        raise checkpoint_lib.CheckpointError(f"no checkpoints in {checkpoints.directory}")
-    if step == "latest":
-        return checkpoints.latest_step
-    if step == "best":
-        return checkpoints.best_step
-    if isinstance(step, int) and not isinstance(step, bool):
-        return step
-    raise ValueError(f"step={step!r} must be 'latest', 'best' or a checkpoint number")

@@ -234,7 +234,7 @@ def evaluate_boards(
     for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
         board_cfg = board_env(env_cfg, index, mines)
         games = evaluate_lib.play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
-        summary = evaluate_lib.summarize(games)
+        summary = evaluate_lib.summarize_games(games)
         name = board_name(board)
         results.update(summary)  # the last board's figures stay
         results[f"win_rate/{name}"] = summary["win_rate"]

@@ -268,7 +268,7 @@ def _ask_step(term: Terminal) -> str:
 def layer_summary_text(records: list[solver_lib.ActionRecord]) -> str:
     """Moves per solver layer, in seed 001's format."""
     lines = ["Action Summary by Layer:"]
-    for layer, counts in sorted(solver_lib.summarize(records).items()):
+    for layer, counts in sorted(solver_lib.layer_summary(records).items()):
         lines.append(
             f"  Layer {layer}: {counts['REVEAL']} reveals, {counts['FLAG']} flags, {counts['total']} total"
             f"  ({viz.LAYER_NAMES.get(layer, '?')})"
@@ -311,7 +311,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     try:
         if args.agent:
-            from msjax.agent import load_agent  # only the agent mode needs checkpoints
+            from msjax.checkpoint import load_agent  # only the agent mode needs checkpoints
 
             agent = load_agent(args.agent)
             cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)

@@ -39,7 +39,6 @@ from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models
 from msjax.losses import Batch
-from msjax.models import masked_logits, policy_action  # noqa: F401  # alias until the merge (agent.py)
 
 ChunkFn = Callable[["TrainState"], tuple["TrainState", dict[str, jax.Array]]]
 
@@ -252,7 +251,7 @@ def act_and_step(
     obs = _observe_games(env_states, env_cfg)
     action_mask = _mask_games(env_states, env_cfg, frontier_only)
     logits, value, _ = apply_fn(params, obs)
-    pi = distrax.Categorical(logits=masked_logits(logits, action_mask))
+    pi = distrax.Categorical(logits=models.masked_logits(logits, action_mask))
     action = pi.sample(seed=action_key).astype(jnp.int32)
     log_prob = pi.log_prob(action)
 

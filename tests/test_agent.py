@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
-from msjax.agent import Agent, load_agent
+from msjax.agent import Agent
+from msjax.checkpoint import load_agent
 from msjax.checkpoint import CheckpointError
 from tiny_runs import TINY, fresh_ppo_state, saved_run
 

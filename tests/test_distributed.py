@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from msjax import agent as agent_lib
+from msjax import checkpoint as checkpoint_lib
 from msjax import distributed, losses, ppo
 from msjax.config import RunConfig
 
@@ -163,7 +163,7 @@ def test_a_batch_that_does_not_split_over_the_devices_fails_naming_the_field(fou
 
 
 def test_two_processes_train_like_one_process_on_four_devices(two_processes, four_devices):
-    params = agent_lib.load_agent(two_processes["run_dir"]).params
+    params = checkpoint_lib.load_agent(two_processes["run_dir"]).params
     assert_trees_close(jax.tree.map(np.asarray, params), four_devices["ppo"]["4"]["params"], atol=1e-5)
 
 

@@ -16,6 +16,7 @@ import sys
 from typing import Any, Sequence
 
 from msjax import agent as agent_lib
+from msjax import checkpoint as checkpoint_lib
 from msjax import diagnostics
 from msjax import env as ms_env
 from msjax.cli.boards import board_config
@@ -79,7 +80,7 @@ def _load(args: argparse.Namespace):
         if args.solver:
             cfg = board_config(args.board, args.safe_first_click)
             return agent_lib.SolverAgent(cfg), cfg, "solver"
-        agent = agent_lib.load_agent(args.agent)
+        agent = checkpoint_lib.load_agent(args.agent)
         cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
         return agent.for_board(cfg), cfg, f"agent {args.agent}"
     except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run

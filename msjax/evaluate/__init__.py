@@ -20,9 +20,6 @@ from msjax.evaluate.turns import (
     solver_hint,
     solver_turns,
 )
-from msjax.stats import wilson_interval  # alias until the merge (benchmarks/solver_winrate.py)
-
-summarize = summarize_games  # alias until the merge (msjax/train.py)
 
 __all__ = [
     "TakeTurn",
@@ -43,7 +40,5 @@ __all__ = [
     "solver_hint",
     "solver_turns",
     "split_game_keys",
-    "summarize",
     "summarize_games",
-    "wilson_interval",
 ]

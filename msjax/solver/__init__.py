@@ -74,8 +74,3 @@ __all__ = [
     "solver_action",
     "typed_key",
 ]
-
-# alias until the merge: the old names, for call sites in other branches
-default_first_click = first_click
-summarize = layer_summary
-play_game = record_game
