@@ -42,7 +42,7 @@ from benchmarks.numpy_env import NumpyMinesweeper, random_hidden_cells  # noqa: 
 from msjax import env  # noqa: E402
 from msjax.env import EnvConfig  # noqa: E402
 
-BOARDS = {"8x8x10": (8, 8, 10), "16x16x40": (16, 16, 40), "16x30x99": (16, 30, 99)}
+DEFAULT_BOARDS = [f"{h}x{w}x{m}" for h, w, m in env.STANDARD_BOARDS.values()]
 IMPLS = ("msjax", "jumanji", "numpy")
 
 
@@ -227,9 +227,18 @@ def print_speedups(rows: list[Row]) -> None:
         print("\n".join(lines))
 
 
+def board_label(text: str) -> str:
+    """``HxWxM`` of a board given as ``HxWxM`` or by a standard name (``env.parse_board``)."""
+    try:
+        return "x".join(str(n) for n in env.parse_board(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--boards", nargs="+", choices=list(BOARDS), default=None)
+    parser.add_argument("--boards", nargs="+", type=board_label, default=None,
+                        help="HxWxM or beginner/intermediate/expert (default: the three standard boards)")
     parser.add_argument("--batches", nargs="+", type=int, default=None,
                         help="batch sizes (default 1 16 256 4096; add 16384 65536 on a GPU)")
     parser.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS))
@@ -239,7 +248,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds of steady-state timing per row (default 1.0, quick 0.25)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 8x8x10, batch 1024")
     args = parser.parse_args(argv)
-    args.boards = args.boards or (["8x8x10"] if args.quick else list(BOARDS))
+    args.boards = args.boards or (DEFAULT_BOARDS[:1] if args.quick else DEFAULT_BOARDS)
     args.batches = args.batches or ([1024] if args.quick else [1, 16, 256, 4096])
     args.min_time = args.min_time if args.min_time is not None else (0.25 if args.quick else 1.0)
     return args
@@ -253,7 +262,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         impls.remove("jumanji")
     rows = []
     for board in args.boards:
-        height, width, mines = BOARDS[board]
+        height, width, mines = env.parse_board(board)
         cfg = EnvConfig(H=height, W=width, mine_count=mines)
         for batch in args.batches:
             num_steps = steps_per_call(batch, args.steps)

@@ -3,8 +3,8 @@
 The core spec (seed 000) keeps ``N`` boards as NumPy arrays on the CPU and steps them
 together. This module plays exactly the rules of ``msjax.env`` (same actions, rewards,
 first-click mine placement, flood fill, flags, ``max_steps``, auto-reset of finished
-boards), so ``benchmarks/env_throughput.py`` can compare the two on the same work and
-``tests/test_numpy_env.py`` can check that both play identical games on the same layouts.
+boards), so ``benchmarks/env_throughput.py`` can compare the two on the same work;
+``tests/test_conformance.py`` checks that it plays the same games as ``msjax.env``.
 
 It is written to be fast, not to lose: every operation works on the whole batch or on the
 subset of boards that needs it (first clicks, zero-cell reveals, finished boards); the

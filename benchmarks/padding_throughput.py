@@ -27,15 +27,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.env_throughput import bench_msjax, jax_device, steps_per_call  # noqa: E402
-from msjax.env import EnvConfig, board_spec  # noqa: E402
+from msjax.env import STANDARD_BOARDS, EnvConfig, board_spec  # noqa: E402
 
-BEGINNER, INTERMEDIATE, EXPERT = board_spec(8, 8, 10), board_spec(16, 16, 40), board_spec(16, 30, 99)
+BEGINNER, INTERMEDIATE, EXPERT = (board_spec(*STANDARD_BOARDS[name]) for name in ("beginner", "intermediate", "expert"))
+PAD_H, PAD_W = EXPERT[:2]
 CONFIGS = {
-    "16x30x99": EnvConfig(H=16, W=30, mine_count=99),
-    "mix (padded)": EnvConfig(H=16, W=30, boards=(BEGINNER, INTERMEDIATE, EXPERT)),
-    "16x30x99 (padded)": EnvConfig(H=16, W=30, boards=(EXPERT,)),
-    "8x8x10": EnvConfig(H=8, W=8, mine_count=10),
-    "8x8x10 (padded)": EnvConfig(H=16, W=30, boards=(BEGINNER,)),
+    "16x30x99": EnvConfig(H=PAD_H, W=PAD_W, mine_count=EXPERT[2]),
+    "mix (padded)": EnvConfig(H=PAD_H, W=PAD_W, boards=(BEGINNER, INTERMEDIATE, EXPERT)),
+    "16x30x99 (padded)": EnvConfig(H=PAD_H, W=PAD_W, boards=(EXPERT,)),
+    "8x8x10": EnvConfig(H=BEGINNER[0], W=BEGINNER[1], mine_count=BEGINNER[2]),
+    "8x8x10 (padded)": EnvConfig(H=PAD_H, W=PAD_W, boards=(BEGINNER,)),
 }
 REFERENCE = "16x30x99"
 

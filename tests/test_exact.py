@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import itertools
 
-import jax
 import numpy as np
 import pytest
+from conftest import view
 
-from msjax import env, exact
+from msjax import exact
 from msjax.exact import Board, ExactConfig, analyse, neighbour_lists
-
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -54,13 +53,6 @@ def random_positions(seed: int, count: int, max_hidden: int = 16):
     return positions
 
 
-def view_from_text(rows: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """``#`` hidden, ``.`` or a digit revealed -> (revealed bool[H, W], counts int[H, W])."""
-    revealed = np.array([[ch != "#" for ch in row.split()] for row in rows])
-    counts = np.array([[int(ch) if ch.isdigit() else 0 for ch in row.split()] for row in rows])
-    return revealed, counts
-
-
 # ----------------------------------------------------------------------------- probabilities
 
 
@@ -91,21 +83,37 @@ def test_deductions_hold_in_every_consistent_layout():
 
 
 def test_one_two_one_against_a_wall():
-    revealed, counts = view_from_text(["# # #", "1 2 1"])
+    revealed, counts = view(
+        """
+        # # #
+        1 2 1
+        """
+    )
     result = analyse(revealed, counts, mine_count=2)
     np.testing.assert_array_equal(result.mine_prob[0], [1.0, 0.0, 1.0])
     assert result.safe == [1] and result.mines == [0, 2]
 
 
+ONE_TWO_TWO_ONE = """
+    # # # #
+    1 2 2 1
+"""
+
+
 def test_one_two_two_one_against_a_wall():
-    revealed, counts = view_from_text(["# # # #", "1 2 2 1"])
+    revealed, counts = view(ONE_TWO_TWO_ONE)
     result = analyse(revealed, counts, mine_count=2)
     np.testing.assert_array_equal(result.mine_prob[0], [0.0, 1.0, 1.0, 0.0])
 
 
 def test_one_one_from_the_edge_clears_the_cells_past_it():
     # The 1 in the corner sees two cells, its neighbour 1 sees those two and two more.
-    revealed, counts = view_from_text(["# # #", "1 1 #"])
+    revealed, counts = view(
+        """
+        # # #
+        1 1 #
+        """
+    )
     result = analyse(revealed, counts, mine_count=1)
     assert result.safe == [2, 5]
     np.testing.assert_allclose(result.mine_prob[0, :2], [0.5, 0.5])
@@ -113,7 +121,7 @@ def test_one_one_from_the_edge_clears_the_cells_past_it():
 
 def test_total_mine_count_settles_the_cell_off_the_frontier():
     # Two independent 50/50s hold exactly two mines; the last cell touches no number.
-    revealed, counts = view_from_text(["# 1 # # 1 # #"])
+    revealed, counts = view("# 1 # # 1 # #")
     np.testing.assert_allclose(analyse(revealed, counts, 2).mine_prob[0, [0, 2, 3, 5]], 0.5)
     assert 6 in analyse(revealed, counts, 2).safe
     assert 6 in analyse(revealed, counts, 3).mines
@@ -123,10 +131,14 @@ def test_total_mine_count_settles_the_cell_off_the_frontier():
 
 def test_off_frontier_cells_get_their_exact_share():
     # One revealed 1 in the corner of a 4x4 board; its 3 hidden neighbours hold one mine.
-    revealed = np.zeros((4, 4), bool)
-    revealed[0, 0] = True
-    counts = np.zeros((4, 4), int)
-    counts[0, 0] = 1
+    revealed, counts = view(
+        """
+        1 # # #
+        # # # #
+        # # # #
+        # # # #
+        """
+    )
     expected, _ = brute_force(revealed, counts, 3)
     result = analyse(revealed, counts, 3)
     np.testing.assert_allclose(result.mine_prob, expected, atol=1e-12)
@@ -135,7 +147,12 @@ def test_off_frontier_cells_get_their_exact_share():
 
 
 def test_inconsistent_view_has_no_layouts():
-    revealed, counts = view_from_text(["# # #", "3 . ."])
+    revealed, counts = view(
+        """
+        # # #
+        3 . .
+        """
+    )
     assert analyse(revealed, counts, 3).total == 0
 
 
@@ -152,32 +169,46 @@ def test_expected_mines_add_up_on_an_expert_board_without_overflow():
 
 
 def test_huge_components_fall_back_and_are_flagged():
-    revealed, counts = view_from_text(["# # # #", "1 2 2 1"])
+    revealed, counts = view(ONE_TWO_TWO_ONE)
     result = analyse(revealed, counts, 2, max_nodes=2)
     assert result.approximate and result.fallbacks == 1
     assert result.safe == [] and result.mines == []
     assert np.all((result.mine_prob[0] >= 0) & (result.mine_prob[0] <= 1))
 
 
-def test_memoised_enumeration_equals_plain_backtracking(monkeypatch):
+def test_memoised_enumeration_equals_plain_backtracking():
     positions = random_positions(seed=10, count=40, max_hidden=24)
     components = [
         component
         for revealed, counts, _, _ in positions
-        for component in exact._components(exact._constraints_of_view(revealed, counts))
+        for component in exact.components(exact.constraints_of_view(revealed, counts))
     ]
-    probes = [frozenset(sorted({cell for group, _ in comp for cell in group})[::3]) for comp in components]
-    plain = [exact._solve_component(comp, 10**6, probe) for comp, probe in zip(components, probes)]
-
-    def give_up(*args):
-        raise exact._TooLarge
-
-    monkeypatch.setattr(exact, "_enumerate_component", give_up)
-    memoised = [exact._solve_component(comp, 10**6, probe) for comp, probe in zip(components, probes)]
     assert len(components) > 40
-    for a, b in zip(plain, memoised):
-        assert not a.approximate and not b.approximate
-        assert a.classes == b.classes and a.weights == b.weights and a.class_mines == b.class_mines
+    for component in components:
+        probe = frozenset(sorted({cell for group, _ in component for cell in group})[::3])
+        parts = exact.component_classes(component, probe)
+        arguments = (parts.sizes, parts.class_constraints, parts.values, 10**6, parts.in_probe)
+        assert exact.enumerate_memoised(*arguments) == exact.enumerate_component(*arguments)
+
+
+def test_memoised_enumeration_takes_over_past_the_node_budget():
+    # One component that plain backtracking needs ~1,700 nodes for and memoised
+    # enumeration ~120 subtree states.
+    revealed, counts = view(
+        """
+        # # # # # # # #
+        # 2 3 # # 2 # 2
+        1 # 2 # 2 # 3 #
+        # # # # # # # #
+        """
+    )
+    (component,) = exact.components(exact.constraints_of_view(revealed, counts))
+    parts = exact.component_classes(component)
+    with pytest.raises(exact.TooLarge):
+        exact.enumerate_component(parts.sizes, parts.class_constraints, parts.values, 500, parts.in_probe)
+    result = exact.solve_component(component, 500)
+    assert not result.approximate
+    assert result == exact.solve_component(component, 10**6)
 
 
 def test_component_cache_gives_identical_answers():
@@ -209,42 +240,11 @@ def test_lookahead_equals_analysing_each_possible_number():
                 after = analyse(trial, trial_counts, mines)
                 zero += after.total if value == 0 else 0
                 progress += after.total if after.total and (value == 0 or after.safe) else 0
-            got = exact._lookahead(revealed, cell, analysis, mines, ExactConfig(), {})
+            got = exact.lookahead(revealed, cell, analysis, mines, ExactConfig(), {})
             assert got == pytest.approx((zero / analysis.total, progress / analysis.total), abs=1e-12)
 
 
 # ----------------------------------------------------------------------------- game and player
-
-
-def test_board_reveals_the_same_cells_as_the_env():
-    cfg = env.EnvConfig(H=5, W=6, mine_count=6)
-    jit_step = jax.jit(env.step, static_argnums=2)
-    rng = np.random.default_rng(6)
-    for _ in range(12):
-        mine_mask = np.zeros(30, bool)
-        mine_mask[rng.choice(30, 6, replace=False)] = True
-        mine_mask = mine_mask.reshape(5, 6)
-        state = env.from_mines(mine_mask, cfg)
-        board = Board(5, 6, 6, True, mine_mask=mine_mask)
-        for cell in rng.permutation(np.flatnonzero(~mine_mask.reshape(-1))).tolist()[:6]:
-            if board.revealed.reshape(-1)[cell] or board.won:
-                continue
-            state, _, _, _ = jit_step(state, cell, cfg)
-            board.reveal(cell)
-            np.testing.assert_array_equal(board.revealed, np.asarray(state.revealed))
-            assert board.won == bool(state.won)
-        np.testing.assert_array_equal(board.counts, np.asarray(state.counts))
-
-
-@pytest.mark.parametrize("opening", [True, False])
-def test_first_click_rule_keeps_the_click_clear(opening):
-    rng = np.random.default_rng(7)
-    for _ in range(50):
-        board = Board(5, 5, 16 if opening else 24, opening, rng)
-        board.reveal(12)
-        assert not board.lost and board.mine_mask.sum() == board.mine_count
-        if opening:
-            assert not board.mine_mask[1:4, 1:4].any()
 
 
 def test_player_never_makes_an_illegal_move_and_wins_sometimes():
@@ -253,7 +253,7 @@ def test_player_never_makes_an_illegal_move_and_wins_sometimes():
     for game in range(150):
         opening = game % 2 == 0
         board = Board(6, 6, 7, opening, rng)
-        stats = exact.play_game(board, exact.default_first_click(6, 6, opening))  # reveal raises if illegal
+        stats = exact.play_board(board, exact.first_click_cell(6, 6, opening))  # reveal raises if illegal
         assert board.won != board.lost
         assert stats.won == board.won and stats.moves >= stats.guesses + 1
         assert stats.fallbacks == 0
@@ -275,21 +275,26 @@ def test_player_never_guesses_while_a_safe_cell_is_known():
                 continue
             cell = exact.choose_guess(board.revealed, analysis, 8, ExactConfig())
             assert not board.revealed.reshape(-1)[cell]
-            assert analysis.mine_prob.reshape(-1)[cell] == pytest.approx(analysis.mine_prob[~board.revealed].min(), abs=1e-12)
+            lowest = analysis.mine_prob[~board.revealed].min()
+            assert analysis.mine_prob.reshape(-1)[cell] == pytest.approx(lowest, abs=1e-12)
             board.reveal(cell)
 
 
-def test_default_first_clicks():
-    assert exact.default_first_click(8, 8, False) == 0
-    assert exact.default_first_click(8, 8, True) == 2 * 8 + 2
-    assert exact.default_first_click(16, 30, True) == 2 * 30 + 2
-    assert exact.default_first_click(2, 2, True) == 3
+def test_first_click_cells():
+    assert exact.first_click_cell(8, 8, False) == 0
+    assert exact.first_click_cell(8, 8, True) == 2 * 8 + 2
+    assert exact.first_click_cell(16, 30, True) == 2 * 30 + 2
+    assert exact.first_click_cell(2, 2, True) == 3
 
 
 @pytest.mark.parametrize(
     "kwargs, field",
-    [({"max_nodes": 0}, "max_nodes"), ({"guess_tolerance": 1.0}, "guess_tolerance"),
-     ({"lookahead_candidates": -1}, "lookahead_candidates"), ({"progress_weight": -0.1}, "progress_weight")],
+    [
+        ({"max_nodes": 0}, "max_nodes"),
+        ({"guess_tolerance": 1.0}, "guess_tolerance"),
+        ({"lookahead_candidates": -1}, "lookahead_candidates"),
+        ({"progress_weight": -0.1}, "progress_weight"),
+    ],
 )
 def test_config_rejects_bad_values(kwargs, field):
     with pytest.raises(ValueError, match=field):

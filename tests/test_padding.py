@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import mine_layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,18 +102,32 @@ def test_padded_game_equals_the_unpadded_game(game):
     assert_same_game(out_p, out_u, rows, cols)
 
 
+def moves(*actions: int) -> jnp.ndarray:
+    """int32[MOVES]: ``actions`` then repeats of the last one, so that every call of
+    ``play`` has one shape (one compile per config)."""
+    return jnp.array(list(actions) + [actions[-1]] * (MOVES - len(actions)), jnp.int32)
+
+
 def test_cascade_stops_at_the_playable_edge():
-    # One mine on a 4x5 board: the first click opens every other playable cell and wins.
-    mines = np.zeros((H, W), bool)
-    mines[3, 4] = True  # the far corner of the 4x5 board
+    # One mine on the 4x5 board: the first click opens every other playable cell and wins.
+    mines = mine_layout(
+        """
+        # # # # # # #
+        # # # # # # #
+        # # # # # # #
+        # # # # * # #
+        # # # # # # #
+        # # # # # # #
+        """
+    )
     state = from_mines(mines, PADDED, board=jnp.int32(0))
-    state, reward, done, info = jax.jit(env.step, static_argnums=2)(state, padded_action(0, 0, False), PADDED)
+    _, (reward, done, info, revealed, _) = play(state, moves(padded_action(0, 0, False)), PADDED)
     expected = np.zeros((H, W), bool)
     expected[:4, :5] = True
     expected[3, 4] = False  # the only mine
-    np.testing.assert_array_equal(state.revealed, expected)
-    assert bool(done) and bool(info["won"])
-    assert int(info["new_revealed"]) == 19
+    np.testing.assert_array_equal(revealed[0], expected)
+    assert bool(done[0]) and bool(info["won"][0])
+    assert int(info["new_revealed"][0]) == 19
 
 
 @pytest.mark.parametrize("board", range(len(BOARDS)))
@@ -120,18 +135,16 @@ def test_random_games_equal_with_the_same_key(board):
     """Same key: same mine count and, at the same first click, the same mines."""
     rows, cols = BOARDS[board][:2]
     cfg = unpadded(board)
-    step = jax.jit(env.step, static_argnums=2)
     for seed in range(3):
         key = jax.random.key(seed)
         first = (seed % rows, (2 * seed) % cols)
-        state_p = env.reset_on_board(key, PADDED, board)
-        state_u = env.reset(key, cfg)
-        state_p, *_ = step(state_p, padded_action(*first, False), PADDED)
-        state_u, *_ = step(state_u, unpadded_action(*first, False, board), cfg)
+        state_p, out_p = play(env.reset_on_board(key, PADDED, board), moves(padded_action(*first, False)), PADDED)
+        state_u, out_u = play(env.reset(key, cfg), moves(unpadded_action(*first, False, board)), cfg)
         np.testing.assert_array_equal(state_p.mine_mask[:rows, :cols], state_u.mine_mask)
         assert not np.asarray(state_p.mine_mask)[rows:].any()
         assert not np.asarray(state_p.mine_mask)[:, cols:].any()
-        np.testing.assert_array_equal(state_p.revealed[:rows, :cols], state_u.revealed)
+        revealed_p, revealed_u = out_p[3], out_u[3]  # per step; the first click is step 0
+        np.testing.assert_array_equal(revealed_p[0, :rows, :cols], revealed_u[0])
 
 
 def test_density_bands_draw_the_unpadded_mine_counts():
@@ -173,14 +186,22 @@ def test_no_action_on_a_padded_cell_is_ever_legal():
 
 
 def test_an_action_on_a_padded_cell_is_invalid_and_changes_nothing():
-    state = from_mines(np.pad(np.eye(4, 5, dtype=bool), ((0, 2), (0, 2))), PADDED, board=jnp.int32(0))
-    step = jax.jit(env.step, static_argnums=2)
-    for action in (padded_action(5, 6, False), padded_action(0, 6, True), padded_action(4, 0, False)):
-        after, reward, done, info = step(state, action, PADDED)
-        assert bool(info["invalid"]) and not bool(done)
-        assert float(reward) == pytest.approx(-PADDED.invalid_penalty)
-        np.testing.assert_array_equal(after.revealed, state.revealed)
-        np.testing.assert_array_equal(after.flags, state.flags)
+    mines = mine_layout(
+        """
+        * # # # # # #
+        # * # # # # #
+        # # * # # # #
+        # # # * # # #
+        # # # # # # #
+        # # # # # # #
+        """
+    )
+    state = from_mines(mines, PADDED, board=jnp.int32(0))
+    actions = (padded_action(5, 6, False), padded_action(0, 6, True), padded_action(4, 0, False))
+    _, (reward, done, info, revealed, flags) = play(state, moves(*actions), PADDED)
+    assert np.asarray(info["invalid"]).all() and not np.asarray(done).any()
+    np.testing.assert_allclose(reward, -PADDED.invalid_penalty)
+    assert not np.asarray(revealed).any() and not np.asarray(flags).any()
 
 
 def test_board_weights_choose_the_boards_of_new_games():

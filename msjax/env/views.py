@@ -1,0 +1,114 @@
+"""What a player sees of a game: the frontier, the legal actions, the observation planes
+for the network, and a text picture for people."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from msjax.env.bits import dilate
+from msjax.env.boards import board_shape, num_board_cells, playable
+from msjax.env.config import EnvConfig
+from msjax.env.state import EnvState
+
+NUM_BASE_CHANNELS = 11
+"""Channels every observation has: revealed, flags, one-hot counts 0..8."""
+
+
+def frontier(state: EnvState, cfg: EnvConfig | None = None) -> jax.Array:
+    """bool[H, W]: hidden cells next to a revealed cell (playable ones, given a padded ``cfg``)."""
+    near = dilate(state.revealed) & ~state.revealed
+    if cfg is not None and cfg.boards:
+        near = near & playable(state, cfg)
+    return near
+
+
+def action_mask(state: EnvState, cfg: EnvConfig, frontier_only: Any = None) -> jax.Array:
+    """bool[2*H*W]: the legal actions. Reveals and flags are legal on hidden cells.
+
+    With ``frontier_only`` (default ``cfg.frontier_only_reveals``; may be a traced bool so a
+    training loop can switch it off without recompiling) reveals are limited to the
+    frontier whenever the frontier is not empty. A finished game has no legal action, and
+    no padded cell ever is one.
+    """
+    hidden = ~state.revealed & ~state.done
+    if cfg.boards:
+        hidden = hidden & playable(state, cfg)
+    if frontier_only is None:
+        frontier_only = cfg.frontier_only_reveals
+    near = frontier(state, cfg)
+    restrict = jnp.asarray(frontier_only) & jnp.any(near)
+    reveal_ok = jnp.where(restrict, hidden & near, hidden)
+    return jnp.concatenate([reveal_ok.reshape(-1), hidden.reshape(-1)])
+
+
+def num_channels(cfg: EnvConfig) -> int:
+    """Channels of ``observe``: 11, plus 1 for the frontier, plus 2 for the scalars, plus 1
+    for the playable cells of a board mix."""
+    return NUM_BASE_CHANNELS + int(cfg.obs_frontier) + 2 * int(cfg.obs_scalars) + int(cfg.padded)
+
+
+def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
+    """float32[C, H, W], what the player sees.
+
+    Channels: revealed, flags, one-hot of the number (0..8) on revealed cells; then the
+    frontier (``obs_frontier``); then ``remaining_mines_ratio`` = (mines - flags) / mines
+    and ``progress`` = revealed safe cells / safe cells, broadcast over the whole array
+    (``obs_scalars``); then, with ``boards``, the playable cells (1 on the board, 0 on its
+    padding), so the network tells the board's edge from hidden cells.
+    """
+    revealed = state.revealed
+    numbers = (state.counts[None] == jnp.arange(9, dtype=jnp.int8)[:, None, None]) & revealed
+    channels = [revealed[None], state.flags[None], numbers]
+    if cfg.obs_frontier:
+        channels.append(frontier(state, cfg)[None])
+    planes = jnp.concatenate(channels).astype(jnp.float32)
+    if cfg.obs_scalars:
+        mines = jnp.maximum(state.mine_count, 1).astype(jnp.float32)
+        remaining = (mines - jnp.sum(state.flags)) / mines
+        progress = jnp.sum(revealed & ~state.mine_mask) / (num_board_cells(state, cfg) - mines)
+        scalars = jnp.stack([remaining, progress]).astype(jnp.float32)
+        planes = jnp.concatenate([planes, jnp.broadcast_to(scalars[:, None, None], (2, cfg.H, cfg.W))])
+    if cfg.boards:
+        planes = jnp.concatenate([planes, playable(state, cfg)[None].astype(jnp.float32)])
+    return planes
+
+
+def _cell_symbol(revealed: bool, flagged: bool, mine: bool, count: int, over: bool) -> str:
+    if revealed:
+        return "X" if mine else ("." if count == 0 else str(count))
+    if over and mine:
+        return "F" if flagged else "*"
+    if flagged:
+        return "x" if over else "F"
+    return "#"
+
+
+def render(state: EnvState, cfg: EnvConfig | None = None) -> str:
+    """A plain-text picture of one board, for debugging and test messages.
+
+    With a padded ``cfg``, only the game's board is drawn. ``#`` hidden, ``F`` flag, ``.``
+    revealed zero, ``1``-``8`` numbers. Once the game is over the mines show: ``*`` a
+    mine, ``X`` the mine that was hit, ``x`` a wrong flag.
+    """
+    import numpy as np  # host-side only
+
+    rows, cols = np.asarray(state.revealed).shape
+    if cfg is not None and cfg.boards:  # only the board, not its padding
+        rows, cols = (int(x) for x in board_shape(state, cfg))
+    revealed = np.asarray(state.revealed)[:rows, :cols]
+    flags = np.asarray(state.flags)[:rows, :cols]
+    mines = np.asarray(state.mine_mask)[:rows, :cols]
+    counts = np.asarray(state.counts)[:rows, :cols]
+    over = bool(np.asarray(state.done))
+    lines = [
+        " ".join(
+            _cell_symbol(revealed[r, c], flags[r, c], mines[r, c], counts[r, c], over) for c in range(revealed.shape[1])
+        )
+        for r in range(revealed.shape[0])
+    ]
+    status = "won" if bool(np.asarray(state.won)) else ("lost" if over else "playing")
+    lines.append(f"[{status}, step {int(np.asarray(state.step_count))}, {int(np.asarray(state.mine_count))} mines]")
+    return "\n".join(lines)
