@@ -12,7 +12,7 @@ Boards: beginner 8x8x10, intermediate 16x16x40, expert 16x30x99; rules: ``openin
 (``guarantee_safe_neighborhood=True``: the first click opens a region) and ``safe`` (only
 the first click is safe). First clicks are each player's own: the JAX solver uses
 ``solver.first_click`` (``SolverConfig.first_click``), the exact player
-``exact.default_first_click`` (corner with a safe first click; cell (2, 2) with an opening
+``exact.first_click_cell`` (corner with a safe first click; cell (2, 2) with an opening
 start), the random player clicks at random.
 
 JAX players run ``--batch`` boards at once: the batched policy (the solver remembering its proofs between moves,
@@ -81,14 +81,14 @@ def _exact_chunk(args) -> tuple[int, int, int, int, int]:
 
     rng = np.random.default_rng(seed)
     if first_click is None:
-        first = exact.default_first_click(height, width, opening)
+        first = exact.first_click_cell(height, width, opening)
     else:
         row, col = min(first_click[0], height - 1), min(first_click[1], width - 1)
         first = int(np.ravel_multi_index((row, col), (height, width)))
     wins = guesses = fallbacks = moves = 0
     for _ in range(games):
         board = exact.Board(height, width, mines, opening, rng)
-        stats = exact.play_game(board, first)
+        stats = exact.play_board(board, first)
         wins += stats.won
         guesses += stats.guesses
         fallbacks += stats.fallbacks

@@ -78,7 +78,3 @@ __all__ = [
     "play_board",
     "solve_component",
 ]
-
-# alias until the merge: the old names, for call sites in other branches
-default_first_click = first_click_cell
-play_game = play_board
