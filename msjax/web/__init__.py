@@ -1,0 +1,14 @@
+"""A local web inspector: play Minesweeper in a browser, watch the agent or the solver
+play, and compare three beliefs about where the mines are (the agent's mine head, the
+rule solver's probabilities with its proven cells, and ``msjax.exact``'s probabilities).
+
+``games`` holds the games and computes the beliefs (no web framework); ``app`` is the
+FastAPI app and its JSON API; ``static/`` the page (plain HTML, CSS and JavaScript).
+``python -m msjax.serve`` is the command line; it needs the ``web`` extra
+(``pip install -e '.[web]'``), as does importing this package.
+"""
+
+from msjax.web.app import create_app
+from msjax.web.games import MAX_ROWS, OVERLAYS, PLAYERS, Game, GameError, Inspector
+
+__all__ = ["MAX_ROWS", "OVERLAYS", "PLAYERS", "Game", "GameError", "Inspector", "create_app"]

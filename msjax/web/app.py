@@ -1,0 +1,129 @@
+"""The inspector's HTTP side: the page's static files and a small JSON API (FastAPI).
+
+Endpoints (JSON in and out; game state lives on the server, see ``msjax.web.games``):
+
+- ``GET /``: the page; ``GET /static/...``: its script and style (only files of the
+  package's ``static`` folder are reachable).
+- ``GET /api/info``: boards, the agent's name (or null), size limits, overlay names.
+- ``POST /api/games`` ``{"board": "beginner" | "HxWxM", "seed": int | null,
+  "safe_first_click": bool, "overlays": [...]}``: a new game (201).
+- ``GET /api/games/{id}?overlays=agent,solver,exact``: the game.
+- ``POST /api/games/{id}/move`` ``{"kind": "reveal" | "flag", "row", "col", "overlays"}``:
+  a person's move.
+- ``POST /api/games/{id}/step`` ``{"player": "agent" | "solver", "overlays"}``: one move
+  of a player.
+- ``GET /api/tally``: the session's finished games.
+
+Every refusal is a 4xx with ``{"error": "one line"}``: malformed JSON, a missing or wrong
+field (400), an unknown game (404), a move on a finished game (409), a cell off the board
+or a board that does not fit (400).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from msjax.web.games import OVERLAYS, GameError, Inspector
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+Overlay = Literal["agent", "solver", "exact"]
+
+
+class NewGame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    board: str = Field("beginner", max_length=40)
+    seed: int | None = Field(None, ge=0, lt=2**31)
+    safe_first_click: bool = False
+    overlays: list[Overlay] = []
+
+
+class Move(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["reveal", "flag"]
+    row: int
+    col: int
+    overlays: list[Overlay] = []
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    player: Literal["agent", "solver"]
+    overlays: list[Overlay] = []
+
+
+def validation_message(err: RequestValidationError) -> str:
+    """One line for the first thing wrong with a request."""
+    first = err.errors()[0]
+    if first.get("type") == "json_invalid":
+        return f"malformed JSON: {first.get('ctx', {}).get('error', 'cannot be parsed')}"
+    where = ".".join(str(part) for part in first.get("loc", ())[1:])
+    if first.get("type") == "missing" and not where:
+        return "the request needs a JSON body"
+    return f"{where}: {first.get('msg', 'invalid')}" if where else first.get("msg", "invalid request")
+
+
+def parse_overlays(text: str) -> tuple[str, ...]:
+    """``"agent,exact"`` as a tuple. Raises: GameError(400) naming an unknown overlay."""
+    names = tuple(name for name in text.split(",") if name)
+    unknown = [name for name in names if name not in OVERLAYS]
+    if unknown:
+        raise GameError(400, f"unknown overlay {unknown[0]!r}: use {', '.join(OVERLAYS)}")
+    return names
+
+
+def create_app(inspector: Inspector) -> FastAPI:
+    """The FastAPI app serving ``inspector``'s games (no docs pages, no other files)."""
+    app = FastAPI(title="msjax inspector", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.exception_handler(GameError)
+    async def refused(request: Request, err: GameError) -> JSONResponse:
+        return JSONResponse({"error": str(err)}, status_code=err.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, err: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"error": validation_message(err)}, status_code=400)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, err: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(err.detail)}, status_code=err.status_code)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html")
+
+    @app.get("/api/info")
+    def info() -> dict:
+        return inspector.info()
+
+    @app.post("/api/games", status_code=201)
+    def new_game(request: NewGame) -> dict:
+        game = inspector.new_game(request.board, request.seed, request.safe_first_click)
+        return inspector.describe(game, tuple(request.overlays))
+
+    @app.get("/api/games/{game_id}")
+    def get_game(game_id: str, overlays: str = Query("", max_length=40)) -> dict:
+        return inspector.describe(inspector.game(game_id), parse_overlays(overlays))
+
+    @app.post("/api/games/{game_id}/move")
+    def move(game_id: str, request: Move) -> dict:
+        game = inspector.move(game_id, request.kind, request.row, request.col)
+        return inspector.describe(game, tuple(request.overlays))
+
+    @app.post("/api/games/{game_id}/step")
+    def step(game_id: str, request: Step) -> dict:
+        return inspector.describe(inspector.step(game_id, request.player), tuple(request.overlays))
+
+    @app.get("/api/tally")
+    def tally() -> dict:
+        return inspector.tally()
+
+    return app

@@ -1,0 +1,352 @@
+"""The web inspector's games: state kept on the server per game id, moves by a person, the
+agent or the solver, and the beliefs the page draws.
+
+Game state lives here, in memory, keyed by a random game id (the newest ``max_games``
+games are kept; older ids answer "unknown game"). A request names its game id and the
+overlays it wants; the answer is the whole position as JSON-ready data. Every JAX function
+is jitted with the game's config as a static argument, so it compiles once per board size
+and first-click rule. Nothing here touches the filesystem: the agent is given when the
+inspector is built.
+
+Keys follow ``msjax.evaluate``'s turns: the game's key is ``jax.random.key(seed)``, the
+solver's key at move ``n`` that key folded with 1, then ``n``; the agent's folded with 2.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import os
+import secrets
+import threading
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from msjax import env as ms_env
+from msjax import exact
+from msjax import solver as solver_lib
+from msjax import viz
+from msjax.env import EnvConfig, EnvState
+
+MAX_ROWS = 32
+"""Largest board height the inspector accepts (the env's width limit is ``env.MAX_WIDTH``)."""
+OVERLAYS = ("agent", "solver", "exact")
+PLAYERS = ("agent", "solver")
+TOP_MOVES = 5
+
+
+class GameError(Exception):
+    """A request the inspector refuses: ``status`` is the HTTP status (4xx), the message
+    one line saying what to do instead."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclasses.dataclass
+class Game:
+    """One game on the server.
+
+    Attributes:
+      game_id: the id the page sends back.
+      cfg: the game's config (static for every jitted function).
+      seed: the game's seed.
+      state: the position.
+      moves: moves played so far.
+      players: who has moved: "you", "agent", "solver".
+      last_move: the last move as JSON-ready data (kind, row, col, player, layer), or None.
+      counted: whether the game's result is in the tally.
+      exact_cache: ``exact.analyse``'s component cache for this board.
+    """
+
+    game_id: str
+    cfg: EnvConfig
+    seed: int
+    state: EnvState
+    moves: int = 0
+    players: set = dataclasses.field(default_factory=set)
+    last_move: dict | None = None
+    counted: bool = False
+    exact_cache: dict = dataclasses.field(default_factory=dict, repr=False)
+
+
+# ----------------------------------------------------------------------------- compiled pieces
+
+
+@functools.partial(jax.jit, static_argnums=(2,))
+def _apply(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvState:
+    return ms_env.step(state, action, cfg)[0]
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def _solver_step(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
+    """``(next state, action int32[], layer int32[])``: the solver's move, played."""
+    action, layer = solver_lib.solver_action(state, key, cfg, solver_cfg)
+    return ms_env.step(state, action, cfg)[0], action, layer
+
+
+@jax.jit
+def _agent_step(agent: Any, state: EnvState, key: jax.Array):
+    """``(next state, action int32[])``: the agent's move, played."""
+    action = agent.act(state, key)
+    return ms_env.step(state, action, agent.env_cfg)[0], action
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
+    """``(mine probabilities f32[H, W], Forced)`` of the solver."""
+    return solver_lib.mine_probabilities(state, cfg, solver_cfg), solver_lib.forced_moves(state, cfg, solver_cfg)
+
+
+@jax.jit
+def _agent_beliefs(agent: Any, state: EnvState):
+    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent."""
+    return agent.mine_probabilities(state), agent.action_probabilities(state)
+
+
+def _grid(values: Any) -> list[list[float | None]]:
+    """A float grid as rows of numbers rounded to 3 places (None for NaN)."""
+    rounded = np.round(np.asarray(values, np.float64), 3)
+    return [[None if np.isnan(v) else float(v) for v in row] for row in rounded]
+
+
+# ----------------------------------------------------------------------------- the inspector
+
+
+class Inspector:
+    """The games of one server, with the player that may play them.
+
+    Args:
+      agent: an ``msjax.agent.Agent`` (its ``env_cfg`` is the base of every game's
+        config, so observations match its training), or None: the page then offers the
+        solver alone.
+      agent_name: how the page names the agent (e.g. its run directory).
+      board_config: ``(board text, safe_first_click, base) -> EnvConfig``, the one home of
+        the command lines' board rule (``msjax.cli.boards.board_config``).
+      default_board: the board the page starts with.
+      solver_cfg: the rule solver's options.
+      exact_max_nodes: search budget of the exact overlay per component
+        (``exact.analyse``'s ``max_nodes``); past it the overlay says "approximate".
+      max_games: games kept in memory; the oldest is dropped first.
+
+    Every public method is safe to call from several threads (one lock).
+    """
+
+    def __init__(
+        self,
+        agent: Any = None,
+        agent_name: str | None = None,
+        *,
+        board_config: Any,
+        default_board: str = "beginner",
+        solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig(),
+        exact_max_nodes: int = 20_000,
+        max_games: int = 256,
+    ):
+        self.agent, self.agent_name = agent, agent_name
+        self.board_config, self.default_board = board_config, default_board
+        self.solver_cfg, self.exact_max_nodes, self.max_games = solver_cfg, exact_max_nodes, max_games
+        self.games: collections.OrderedDict[str, Game] = collections.OrderedDict()
+        self.results: dict[str, dict[str, int]] = {}
+        self.lock = threading.Lock()
+        self.agents_by_cfg: dict[EnvConfig, Any] = {}
+
+    # ------------------------------------------------------------------ requests
+
+    def info(self) -> dict:
+        """What the page needs to draw its controls."""
+        return {
+            "boards": {name: list(shape) for name, shape in ms_env.STANDARD_BOARDS.items()},
+            "default_board": self.default_board,
+            "agent": self.agent_name if self.agent is not None else None,
+            "max_rows": MAX_ROWS,
+            "max_cols": ms_env.MAX_WIDTH,
+            "overlays": list(OVERLAYS),
+        }
+
+    def new_game(self, board: str, seed: int | None, safe_first_click: bool) -> Game:
+        """A new game of ``board`` (a standard name or ``HxWxM``); ``seed`` None draws one.
+
+        Raises:
+          GameError(400): an unknown board, one too large, or mines that do not fit it.
+        """
+        cfg = self.game_config(board, safe_first_click)
+        seed = int.from_bytes(os.urandom(3), "little") if seed is None else seed
+        game = Game(secrets.token_hex(6), cfg, seed, ms_env.reset(jax.random.key(seed), cfg))
+        with self.lock:
+            self.games[game.game_id] = game
+            while len(self.games) > self.max_games:
+                self.games.popitem(last=False)
+        return game
+
+    def game_config(self, board: str, safe_first_click: bool) -> EnvConfig:
+        """The config of a game on ``board``. Raises: GameError(400) as ``new_game``."""
+        try:
+            height, _, _ = ms_env.parse_board(board)
+            if height > MAX_ROWS:
+                raise ValueError(f"board {board!r} has {height} rows: the inspector draws at most {MAX_ROWS}")
+            base = self.agent.env_cfg if self.agent is not None else None
+            return self.board_config(board, safe_first_click, base)
+        except ValueError as err:
+            raise GameError(400, str(err)) from None
+
+    def game(self, game_id: str) -> Game:
+        """The game ``game_id``. Raises: GameError(404) for an id the server does not hold."""
+        with self.lock:
+            game = self.games.get(game_id)
+        if game is None:
+            raise GameError(404, f"unknown game {game_id!r}: start a new game (the server keeps the newest {self.max_games})")
+        return game
+
+    def move(self, game_id: str, kind: str, row: int, col: int) -> Game:
+        """A person's ``kind`` ("reveal" or "flag": flag toggles) on ``(row, col)``.
+
+        Raises:
+          GameError: 404 unknown game, 409 a finished game, 400 a cell off the board,
+            already revealed, or a reveal on a flag.
+        """
+        game = self.game(game_id)
+        with self.lock:
+            self._check_playing(game)
+            height, width = game.cfg.H, game.cfg.W
+            for name, value, size in (("row", row, height), ("col", col, width)):
+                if not 0 <= value < size:
+                    raise GameError(400, f"{name} {value} is off the board: {name}s run from 0 to {size - 1}")
+            if bool(game.state.revealed[row, col]):
+                raise GameError(400, f"({row}, {col}) is already revealed")
+            if kind == "reveal" and bool(game.state.flags[row, col]):
+                raise GameError(400, f"({row}, {col}) is flagged: unflag it first")
+            action = ms_env.encode_action(row * width + col, kind == "flag", game.cfg)
+            game.state = _apply(game.state, jnp.int32(action), game.cfg)
+            self._record(game, "you", kind, row, col, None)
+        return game
+
+    def step(self, game_id: str, player: str) -> Game:
+        """One move of ``player`` ("agent" or "solver").
+
+        Raises:
+          GameError: 404 unknown game, 409 a finished game, 400 the agent when none is loaded.
+        """
+        game = self.game(game_id)
+        if player == "agent" and self.agent is None:
+            raise GameError(400, "no agent loaded: start the server with --agent RUN")
+        with self.lock:
+            self._check_playing(game)
+            key = jax.random.fold_in(jax.random.key(game.seed), 1 if player == "solver" else 2)
+            key = jax.random.fold_in(key, game.moves)
+            layer = None
+            if player == "solver":
+                game.state, action, layer_code = _solver_step(game.state, key, game.cfg, self.solver_cfg)
+                layer = int(layer_code)
+            else:
+                game.state, action = _agent_step(self._agent_for(game.cfg), game.state, key)
+            kind, row, col = viz.describe_action(int(action), game.cfg)
+            self._record(game, player, kind, row, col, layer)
+        return game
+
+    def tally(self) -> dict:
+        """The session's finished games: ``{"played", "won", "by": {players: {"won", "lost"}}}``."""
+        with self.lock:
+            by = {who: dict(result) for who, result in self.results.items()}
+        played = sum(r["won"] + r["lost"] for r in by.values())
+        return {"played": played, "won": sum(r["won"] for r in by.values()), "by": by}
+
+    # ------------------------------------------------------------------ answers
+
+    def describe(self, game: Game, overlays: tuple[str, ...] = ()) -> dict:
+        """The game as JSON-ready data, with the beliefs named in ``overlays`` (of ``OVERLAYS``).
+
+        ``board`` is one string per row of ``viz.cell_symbols``: ``#`` hidden, ``F`` flag,
+        ``.`` or a digit revealed, and once the game is over ``X`` the mine hit, ``*``
+        the other mines, ``x`` a wrong flag.
+        """
+        with self.lock:
+            view = viz.board_view(game.state)
+            answer = {
+                "id": game.game_id,
+                "rows": game.cfg.H,
+                "cols": game.cfg.W,
+                "mines": game.cfg.mine_count,
+                "seed": game.seed,
+                "safe_first_click": not game.cfg.guarantee_safe_neighborhood,
+                "moves": game.moves,
+                "move_limit": ms_env.move_limit(game.cfg),
+                "status": self._status(game, view),
+                "flags": int(view.flags.sum()),
+                "board": ["".join(row) for row in viz.cell_symbols(view)],
+                "last_move": game.last_move,
+                "beliefs": {name: self._beliefs(name, game) for name in overlays},
+            }
+        answer["tally"] = self.tally()
+        return answer
+
+    def _beliefs(self, name: str, game: Game) -> dict:
+        started = time.perf_counter()
+        if name == "agent":
+            if self.agent is None:
+                return {"unavailable": "no agent loaded (start the server with --agent RUN)"}
+            mine, actions = _agent_beliefs(self._agent_for(game.cfg), game.state)
+            top = viz.top_actions(np.asarray(actions), (game.cfg.H, game.cfg.W), TOP_MOVES)
+            result = {"mine": _grid(mine), "top": [{"kind": a.kind, "row": a.row, "col": a.col, "p": round(a.probability, 3)} for a in top]}
+        elif name == "solver":
+            mine, forced = _solver_beliefs(game.state, game.cfg, self.solver_cfg)
+            layers = np.asarray(forced.layer)
+            proven = [
+                {"row": int(r), "col": int(c), "kind": "mine" if bool(forced.mines[r, c]) else "safe", "layer": int(layers[r, c])}
+                for r, c in zip(*np.nonzero(np.asarray(forced.safe) | np.asarray(forced.mines)))
+            ]
+            result = {"mine": _grid(mine), "proven": proven}
+        else:
+            result = self._exact(game)
+        result["ms"] = round(1000 * (time.perf_counter() - started), 1)
+        return result
+
+    def _exact(self, game: Game) -> dict:
+        revealed = np.asarray(game.state.revealed)
+        if not revealed.any():
+            return {"unavailable": "no cell revealed yet: the exact overlay starts after the first click"}
+        if len(game.exact_cache) > 50_000:
+            game.exact_cache.clear()
+        analysis = exact.analyse(revealed, np.asarray(game.state.counts), game.cfg.mine_count, self.exact_max_nodes, game.exact_cache)
+        mine = np.where(revealed, 0.0, analysis.mine_prob)
+        return {"mine": _grid(mine), "approximate": bool(analysis.approximate), "fallbacks": int(analysis.fallbacks)}
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _agent_for(self, cfg: EnvConfig) -> Any:
+        if cfg not in self.agents_by_cfg:
+            self.agents_by_cfg[cfg] = self.agent.for_board(cfg)
+        return self.agents_by_cfg[cfg]
+
+    def _check_playing(self, game: Game) -> None:
+        status = self._status(game, viz.board_view(game.state))
+        if status not in ("new", "playing"):
+            raise GameError(409, f"game {game.game_id} is over ({status}): start a new game")
+
+    @staticmethod
+    def _status(game: Game, view: viz.BoardView) -> str:
+        if view.won:
+            return "won"
+        if view.done:
+            return "lost"
+        if game.moves >= ms_env.move_limit(game.cfg):
+            return "out of moves"
+        return "playing" if view.revealed.any() else "new"
+
+    def _record(self, game: Game, player: str, kind: str, row: int, col: int, layer: int | None) -> None:
+        game.moves += 1
+        game.players.add(player)
+        game.last_move = {"player": player, "kind": kind, "row": row, "col": col, "layer": layer}
+        if layer is not None:
+            game.last_move["layer_name"] = viz.LAYER_NAMES.get(layer, "?")
+        status = self._status(game, viz.board_view(game.state))
+        if status not in ("new", "playing") and not game.counted:
+            game.counted = True
+            result = self.results.setdefault(" + ".join(sorted(game.players)), {"won": 0, "lost": 0})
+            result["won" if status == "won" else "lost"] += 1
