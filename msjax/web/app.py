@@ -65,8 +65,8 @@ def validation_message(err: RequestValidationError) -> str:
     if first.get("type") == "json_invalid":
         return f"malformed JSON: {first.get('ctx', {}).get('error', 'cannot be parsed')}"
     where = ".".join(str(part) for part in first.get("loc", ())[1:])
-    if first.get("type") == "missing" and not where:
-        return "the request needs a JSON body"
+    if not where:
+        return "the request needs a JSON object body" + ("" if first.get("type") == "missing" else f" ({first.get('msg')})")
     return f"{where}: {first.get('msg', 'invalid')}" if where else first.get("msg", "invalid request")
 
 

@@ -175,7 +175,7 @@ function drawStatus(game) {
   const pill = $("status");
   pill.dataset.status = game.status;
   pill.textContent = { new: "click to start", playing: "playing", won: "won", lost: "lost", "out of moves": "out of moves" }[game.status];
-  $("mines-left").textContent = game.mines - game.flags;
+  $("mines-left").textContent = game.status === "won" ? 0 : game.mines - game.flags;
   $("moves").textContent = game.moves;
   $("seed-shown").textContent = game.seed;
   const last = game.last_move;
@@ -273,7 +273,7 @@ async function start() {
   if (known.includes(page.info.default_board)) $("board").value = page.info.default_board;
   else {
     const [rows, cols, mines] = page.info.default_board.split("x");
-    Object.assign(page, {}); $("board").value = "custom"; $("custom").hidden = false;
+    $("board").value = "custom"; $("custom").hidden = false;
     $("rows").value = rows; $("cols").value = cols; $("mines").value = mines;
   }
   $("rows").max = page.info.max_rows; $("cols").max = page.info.max_cols;
