@@ -8,7 +8,7 @@ FastAPI app and its JSON API; ``static/`` the page (plain HTML, CSS and JavaScri
 (``pip install -e '.[web]'``), as does importing this package.
 """
 
-from msjax.web.app import create_app
+from msjax.web.app import create_app, free_port, serve_in_thread
 from msjax.web.games import MAX_ROWS, OVERLAYS, PLAYERS, Game, GameError, Inspector
 
-__all__ = ["MAX_ROWS", "OVERLAYS", "PLAYERS", "Game", "GameError", "Inspector", "create_app"]
+__all__ = ["MAX_ROWS", "OVERLAYS", "PLAYERS", "Game", "GameError", "Inspector", "create_app", "free_port", "serve_in_thread"]

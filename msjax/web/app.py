@@ -21,8 +21,12 @@ or a board that does not fit (400).
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
 from pathlib import Path
-from typing import Literal
+from typing import Iterator, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -127,3 +131,36 @@ def create_app(inspector: Inspector) -> FastAPI:
         return inspector.tally()
 
     return app
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: FastAPI, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
+    """Serves ``app`` with uvicorn in a daemon thread (a free port by default); yields its
+    URL and stops the server on exit (for tests and benchmarks).
+
+    Raises:
+      RuntimeError: the server did not start within 30 s.
+    """
+    import uvicorn
+
+    port = free_port(host) if port is None else port
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the inspector did not start on {host}:{port}")
+        time.sleep(0.05)
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
