@@ -150,12 +150,10 @@ function drawBoard(game) {
         if (symbol === "*") classes.push("mine");
         if (symbol === "x") classes.push("wrong");
         const p = heat && heat.mine ? heat.mine[r][c] : null;
-        if (symbol === "#" && p !== null && p !== undefined) {
-          cell.style.background = heatColour(p, 0.85);
-          html += `<span class="p">${p >= 0.995 ? "1" : Math.round(p * 100)}</span>`;
-        }
-        const proof = proven.get(key);
-        if (proof && symbol === "#") { classes.push(`proven-${proof.kind}`); html += `<span class="layer">${proof.layer}</span>`; }
+        const proof = symbol === "#" ? proven.get(key) : undefined;
+        if (symbol === "#" && p !== null && p !== undefined) cell.style.background = heatColour(p, 0.8);
+        if (proof) { classes.push(`proven-${proof.kind}`); html += `<span class="layer">L${proof.layer}</span>`; }
+        else if (symbol === "#" && p !== null && p !== undefined) html += `<span class="p">${Math.round(p * 100)}</span>`;
         const rank = top.get(key);
         if (rank) html += `<span class="top${rank[1] === "flag" ? " flagmove" : ""}">${rank[0]}</span>`;
       } else if (symbol === "X") {
