@@ -164,14 +164,20 @@ def test_resume_with_another_board_names_the_mismatch_and_changes_nothing(finish
     assert (run_dir / "config.json").read_text() == before
 
 
-def test_resume_from_a_damaged_checkpoint_fails_instead_of_starting_over(finished_run, tmp_path):
+def test_resume_skips_a_truncated_checkpoint_for_the_newest_intact_one(finished_run, tmp_path):
     run_dir = tmp_path / "copy"
     shutil.copytree(finished_run[0], run_dir)
     for path in (run_dir / "checkpoints" / str(LAST_STEP) / "state").rglob("*"):
         if path.is_file():
             path.write_bytes(b"\0" * 8)
-    with pytest.raises(CheckpointError, match="cannot be restored"):
-        train.main(["--workdir", str(run_dir), "--resume"])
+    _, printed = run_main(["--workdir", run_dir, "--resume"])
+    intact = LAST_STEP - 2
+    assert f"checkpoints/{LAST_STEP} cannot be restored" in printed
+    assert f"using step {intact}, the newest intact checkpoint" in printed
+    assert (run_dir / f"checkpoints-after-{intact}" / str(LAST_STEP)).is_dir()  # set aside, not deleted
+    resumed, reference = final_state(run_dir), final_state(finished_run[0])
+    for got, want in zip(jax.tree.leaves(checkpoint_lib.keys_to_data(resumed)), jax.tree.leaves(checkpoint_lib.keys_to_data(reference))):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 def test_resuming_a_finished_run_only_evaluates_it_again(finished_run, tmp_path):
@@ -194,7 +200,7 @@ def test_a_plain_rerun_of_the_main_command_starts_a_new_run_next_to_the_old(tmp_
              "invalid_action_rate": 0.0}  # fmt: skip
     ran = []
 
-    def fake_train(cfg, run_dir, resume):
+    def fake_train(cfg, run_dir, resume, resume_step=None):
         ran.append((cfg, run_dir, resume))
         return run_dir / "checkpoints" / "1", final
 
