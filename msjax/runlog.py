@@ -6,6 +6,7 @@ processes of a multi-process run and writes nothing. Both are ``RunWriter``s: th
 training loop calls only the methods that protocol names, so either serves. A row
 counts its ``step`` across the stages of a run (``StageInfo`` says where a stage
 starts); its ``kind`` is ``train`` (one per update), ``eval`` or ``promotion``.
+``TextLog`` copies what is printed into ``train.log`` (the bar's frames excepted).
 """
 
 from __future__ import annotations
