@@ -10,9 +10,9 @@ progress. It parses the command line and owns the run directory.
 
 Command line (the Flax examples' override convention)::
 
-    python -m msjax.train --config configs/small.py [--workdir runs/NAME] [--resume]
+    python -m msjax.train --config configs/small.py [--workdir runs/NAME] [--resume | --resume-step N]
         [--config.ppo.lr=1e-4 --config.env.H=16 ...]
-        [--coordinator HOST:PORT --num-processes N --process-id I]
+        [--coordinator HOST:PORT --num-processes N --process-id I [--init-timeout SECONDS]]
 
 Training runs data-parallel on every visible device (``run.num_devices``, 0 = all;
 ``msjax.distributed``). The three last flags start one process of a multi-host run
@@ -88,15 +88,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     main_process = distributed.is_main_process()
     with runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
         try:
-            if args.resume_step is not None:
-                checkpoint_path, final = train(cfg, run_dir, args.resume, resume_step=args.resume_step)
-            else:
-                checkpoint_path, final = train(cfg, run_dir, args.resume)
+            checkpoint_path, final = train(cfg, run_dir, args.resume, resume_step=args.resume_step)
         except RunStopped as stopped:
-            print(f"{stopped}; continue with: python -m msjax.train --workdir {run_dir} --resume")
+            if main_process:
+                print(f"{stopped}; continue with: python -m msjax.train --workdir {run_dir} --resume")
             raise SystemExit(stopped.exit_code)
         except KeyboardInterrupt:
-            print(interrupted_advice(run_dir, argv))
+            if main_process:
+                print(interrupted_advice(run_dir, argv))
             raise SystemExit(EXIT_INTERRUPTED)
         if main_process:
             report(run_dir, checkpoint_path, final)

@@ -229,7 +229,9 @@ def test_a_plain_rerun_of_the_main_command_starts_a_new_run_next_to_the_old(tmp_
 # ----------------------------------------------------------------------------- faults
 
 # No periodic checkpoints or evaluations: the only checkpoint of an interrupted stage is the stop's.
-UNSAVED = config_lib.apply_overrides(TINY_WITH_IMITATION, ["run.eval_every_updates=0", "run.checkpoint_every_updates=0"])
+UNSAVED = config_lib.apply_overrides(
+    TINY_WITH_IMITATION, ["run.eval_every_updates=0", "run.checkpoint_every_updates=0"]
+)
 
 
 def test_sigint_before_the_first_chunk_ends_saves_it_and_resume_continues_bit_exactly(
@@ -256,6 +258,21 @@ def test_sigint_before_the_first_chunk_ends_saves_it_and_resume_continues_bit_ex
     run_main(["--workdir", run_dir, "--resume"])
     assert_same_final_state(run_dir, finished_run[0])
     assert train_rows(run_dir) == train_rows(finished_run[0])
+
+
+def test_a_hard_interrupt_before_any_checkpoint_says_nothing_was_saved_and_how_to_start_again(
+    tmp_path, monkeypatch, capsys
+):
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "run_stages", interrupt)
+    argv = ["--config", str(config_file(tmp_path, UNSAVED)), "--workdir", str(tmp_path / "run")]
+    with pytest.raises(SystemExit):
+        train.main(argv)
+    printed = capsys.readouterr().out
+    assert f"nothing was saved; start again with: python -m msjax.train {' '.join(argv)}" in printed
+    assert "--resume" not in printed
 
 
 def test_a_hard_interrupt_while_a_chunk_finishes_still_writes_its_rows(tmp_path, monkeypatch):
@@ -286,9 +303,8 @@ def test_sigterm_after_the_first_chunk_saves_and_says_how_to_continue(tmp_path):
     repo = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "msjax.train", "--config", str(config_file(tmp_path, endless))]
-    process = subprocess.Popen(
-        command + ["--workdir", str(run_dir)], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    command += ["--workdir", str(run_dir)]
+    process = subprocess.Popen(command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 240
         while not ((run_dir / "metrics.jsonl").is_file() and (run_dir / "metrics.jsonl").read_text()):
