@@ -12,7 +12,12 @@ preservation policies ``LatestN`` + ``BestN``).
 
 Anything that cannot be restored as asked (a missing or damaged checkpoint, a different
 board or network) raises ``CheckpointError`` with the reason; nothing falls back to a
-fresh start.
+fresh start. Damage is told apart (``DamagedCheckpoint``): ``meta`` records a SHA-256
+digest of every array's bytes at save time, and a restore recomputes them and checks
+that every floating-point array is finite (checkpoints saved before digests get the
+finite check alone), so flipped, truncated or missing bytes are caught instead of
+loading as NaN weights. ``newest_intact`` then falls back to the newest checkpoint that
+restores, and says which one was skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +35,7 @@ import orbax.checkpoint as ocp
 from msjax import agent as agent_lib
 from msjax import config as config_lib
 from msjax import curriculum as curriculum_lib
+from msjax import checkpoint_integrity as integrity
 from msjax import imitation, ppo
 
 STAGES = ("imitation", "ppo")
@@ -41,6 +47,11 @@ _SHAPE_FIELDS = ("ppo.num_envs", "imitation.num_envs")
 
 class CheckpointError(ValueError):
     """A checkpoint is missing, damaged, or does not fit the requested run."""
+
+
+class DamagedCheckpoint(CheckpointError):
+    """A checkpoint's files are unreadable or differ from what was saved (another
+    checkpoint of the run may still be intact)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,14 +66,19 @@ class CheckpointInfo:
     metrics: dict[str, float] | None
 
 
-class _DropMissingMetricWarning(logging.Filter):
-    """Orbax warns on every save without metrics; most of ours have none, by design."""
+class _DropExpectedOrbaxWarnings(logging.Filter):
+    """Orbax warns on every save without metrics (most of ours have none, by design) and
+    on every read-only manager (how ``load_agent`` opens a run, by design)."""
+
+    EXPECTED = ("did not provide metrics", "read_only=True", "Given directory is read only")
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "did not provide metrics" not in record.getMessage()
+        message = record.getMessage()
+        return not any(expected in message for expected in self.EXPECTED)
 
 
-logging.getLogger("absl").addFilter(_DropMissingMetricWarning())
+logging.getLogger("absl").addFilter(_DropExpectedOrbaxWarnings())
+LOG = logging.getLogger("msjax.checkpoint")
 
 
 # ----------------------------------------------------------------------------- keys
@@ -107,6 +123,10 @@ def resolve(path: str | Path) -> tuple[Path, int | None]:
     path = Path(path).resolve()
     if not path.exists():
         raise CheckpointError(f"{path} does not exist")
+    if not path.is_dir():
+        raise CheckpointError(
+            f"{path} is a file; give a run directory (runs/NAME), its checkpoints directory, or one checkpoint"
+        )
     if (path / "checkpoints").is_dir():
         return path / "checkpoints", None
     if (path / "meta").is_dir() and path.name.isdigit():
@@ -184,9 +204,15 @@ class Checkpoints:
         """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``."""
         if stage not in STAGES:
             raise ValueError(f"stage={stage!r} must be one of {STAGES}")
-        meta = {"stage": stage, "update": int(update), "config": config_lib.to_dict(cfg)}
+        state = keys_to_data(state)
+        meta = {
+            "stage": stage,
+            "update": int(update),
+            "config": config_lib.to_dict(cfg),
+            "digests": integrity.array_digests(state),
+        }
         args = ocp.args.Composite(
-            state=ocp.args.StandardSave(keys_to_data(state)),
+            state=ocp.args.StandardSave(state),
             meta=ocp.args.JsonSave(meta),
         )
         metrics = None if metrics is None else {WIN_RATE: float(metrics[WIN_RATE])}
@@ -196,24 +222,40 @@ class Checkpoints:
 
     def info(self, step: int) -> CheckpointInfo:
         """The stage, update counter, config and metrics of checkpoint ``step``."""
-        self._require(step)
+        meta = self._meta(step)
         try:
-            meta = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
             stage, update = meta["stage"], int(meta["update"])
             cfg = config_lib.from_dict(meta["config"])
         except Exception as err:  # noqa: BLE001 - any failure here means the files are unusable
-            raise CheckpointError(
+            raise DamagedCheckpoint(
                 f"checkpoint {self.path(step)} has no readable metadata (damaged, or not written "
-                f"by msjax): {type(err).__name__}: {err}"
+                f"by msjax): {type(err).__name__}: {_first_line(err)}"
             ) from err
         if stage not in STAGES:
             raise CheckpointError(f"checkpoint {self.path(step)} names an unknown stage {stage!r}")
         metrics = self._manager.metrics(step)
         return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
 
+    def _meta(self, step: int) -> dict[str, Any]:
+        self._require(step)
+        try:
+            meta = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+        except Exception as err:  # noqa: BLE001 - any failure here means the files are unusable
+            meta = err
+        if not isinstance(meta, dict):
+            raise DamagedCheckpoint(
+                f"checkpoint {self.path(step)} has no readable metadata (damaged, or not written "
+                f"by msjax): {type(meta).__name__}: {_first_line(meta)}"
+            )
+        return meta
+
     def restore(self, step: int, template: Any, shardings: Any = None) -> Any:
         """Checkpoint ``step``'s state, restored into the structure, shapes and dtypes of
         ``template`` (a state of the same stage and config, concrete or abstract).
+
+        Raises ``DamagedCheckpoint`` when the files cannot be read or an array differs
+        from its digest or holds NaN or infinity, ``CheckpointError`` when the arrays do
+        not fit ``template``.
 
         ``shardings`` (a pytree like ``template`` of ``jax.sharding.Sharding``, e.g.
         ``distributed.state_shardings``) restores each array straight into its place on
@@ -242,11 +284,12 @@ class Checkpoints:
                     raise
                 restored = self._restore_by_name(step, abstract)
         except Exception as err:  # noqa: BLE001 - re-raised with the path and the cause
-            raise CheckpointError(
-                f"checkpoint {self.path(step)} cannot be restored into this run's state "
-                f"(damaged, or saved by a different config): {type(err).__name__}: {err}"
+            raise DamagedCheckpoint(
+                f"checkpoint {self.path(step)} cannot be restored (damaged or incomplete files): "
+                f"{type(err).__name__}: {_first_line(err)}"
             ) from err
         _check_matches(restored, abstract, self.path(step))
+        check_intact(restored, self._meta(step).get("digests"), self.path(step))
         if shardings is not None:
             return keys_from_data(restored, template)
         # Orbax returns arrays committed to a device; fresh states are uncommitted, and
@@ -257,6 +300,19 @@ class Checkpoints:
     def close(self) -> None:
         self._manager.close()
 
+    def set_aside(self, steps: list[int], destination: Path) -> Path:
+        """Moves checkpoints ``steps`` into ``destination`` (a new directory; its number
+        gets a ``~K`` suffix if taken) and forgets them; returns the directory."""
+        destination, number = Path(destination), 2
+        while destination.exists():
+            destination = destination.with_name(f"{destination.name.split('~')[0]}~{number}")
+            number += 1
+        destination.mkdir(parents=True)
+        for step in steps:
+            self.path(step).rename(destination / str(step))
+        self._manager.reload()
+        return destination
+
     def _restore_by_name(self, step: int, abstract: Any) -> Any:
         """The stored arrays, matched to ``abstract``'s leaves by name.
 
@@ -266,8 +322,8 @@ class Checkpoints:
         fails although every array is there.
         """
         stored = self._manager.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore()))["state"]
-        by_name = {_leaf_name(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(stored)}
-        names = [_leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(abstract)]
+        by_name = {integrity.leaf_name(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(stored)}
+        names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(abstract)]
         missing = [name for name in names if name not in by_name]
         if missing:
             raise ValueError(f"arrays missing from the checkpoint: {', '.join(missing[:5])}")
@@ -280,17 +336,17 @@ class Checkpoints:
             stored = self._manager.item_metadata(step)["state"]
             stored_leaves = jax.tree_util.tree_leaves_with_path(stored)
         except Exception as err:  # noqa: BLE001 - unreadable metadata means a damaged checkpoint
-            raise CheckpointError(
+            raise DamagedCheckpoint(
                 f"checkpoint {self.path(step)} cannot be restored: its array metadata is unreadable "
-                f"(damaged?): {type(err).__name__}: {err}"
+                f"(damaged?): {type(err).__name__}: {_first_line(err)}"
             ) from err
-        on_disk = {_leaf_name(path): leaf for path, leaf in stored_leaves}
+        on_disk = {integrity.leaf_name(path): leaf for path, leaf in stored_leaves}
         for path, want in jax.tree_util.tree_leaves_with_path(abstract):
-            got = on_disk.get(_leaf_name(path))
+            got = on_disk.get(integrity.leaf_name(path))
             if got is not None and (tuple(got.shape) != want.shape or got.dtype != want.dtype):
                 raise CheckpointError(
                     f"checkpoint {self.path(step)} cannot be restored into this run's state: "
-                    f"{_leaf_name(path)} is {got.dtype}{list(got.shape)} in the checkpoint, this run "
+                    f"{integrity.leaf_name(path)} is {got.dtype}{list(got.shape)} in the checkpoint, this run "
                     f"expects {want.dtype}{list(want.shape)} (a different board, network or batch size)"
                 )
 
@@ -299,15 +355,46 @@ class Checkpoints:
             raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
 
 
-def _leaf_name(path: tuple) -> str:
-    """``env_states.counts`` for a key path, whether its keys are attributes or dict keys."""
-    parts = []
-    for entry in path:
-        for attr in ("name", "key", "idx"):
-            if hasattr(entry, attr):
-                parts.append(str(getattr(entry, attr)))
-                break
-    return ".".join(parts)
+def _first_line(err: BaseException) -> str:
+    """The first line of an error's text (TensorStore's run to dozens of lines)."""
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+def check_intact(restored: Any, digests: dict[str, str] | None, path: Path) -> None:
+    """Raises ``DamagedCheckpoint`` naming the first array of ``restored`` (key data, no
+    typed keys) whose bytes differ from ``digests`` (recorded at save; None for
+    checkpoints saved before digests) or that holds NaN or infinity."""
+    damage = integrity.first_damage(restored, digests)
+    if damage is not None:
+        raise DamagedCheckpoint(f"checkpoint {path} is damaged: {damage}")
+
+
+Loaded = TypeVar("Loaded")
+
+
+def newest_intact(
+    checkpoints: "Checkpoints", steps: list[int], load: Callable[[int], Loaded], say: Callable[[str], None]
+) -> tuple[int, Loaded]:
+    """``(step, load(step))`` for the first of ``steps`` whose ``load`` raises no
+    ``DamagedCheckpoint``; each damaged step skipped is named in one line to ``say``.
+
+    Raises:
+      DamagedCheckpoint: every one of ``steps`` is damaged (each named).
+    """
+    damaged = []
+    for step in steps:
+        try:
+            loaded = load(step)
+        except DamagedCheckpoint as err:
+            damaged.append(err)
+            continue
+        for err in damaged:
+            say(f"{err}; using step {step}, the newest intact checkpoint")
+        return step, loaded
+    raise DamagedCheckpoint(
+        f"no intact checkpoint in {checkpoints.directory}: " + "; ".join(str(err) for err in damaged)
+    )
 
 
 def _check_matches(restored: Any, abstract: Any, path: Path) -> None:
@@ -357,16 +444,27 @@ def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True
         ignored when ``path`` names one checkpoint.
       greedy: play the most likely action; ``False`` samples from the policy.
 
+    With ``"latest"`` or ``"best"``, a damaged checkpoint is skipped (with a one-line
+    warning naming it) for the newest intact one.
+
     Raises:
-      CheckpointError: no checkpoint there, or one that cannot be read.
+      CheckpointError: no checkpoint there, or none that can be read.
     """
     directory, named_step = resolve(path)
     checkpoints = Checkpoints(directory, read_only=True)
-    try:
-        chosen = named_step if named_step is not None else pick_step(checkpoints, step)
+
+    def load(chosen: int) -> tuple[CheckpointInfo, Any]:
         info = checkpoints.info(chosen)
-        template = abstract_state(info.stage, info.config)
-        state = checkpoints.restore(chosen, template)
+        return info, checkpoints.restore(chosen, abstract_state(info.stage, info.config))
+
+    try:
+        if named_step is not None or not isinstance(step, str):
+            chosen = named_step if named_step is not None else pick_step(checkpoints, step)
+            info, state = load(chosen)
+        else:  # "latest" or "best": a damaged one falls back to the newest intact one
+            first = pick_step(checkpoints, step)
+            others = sorted((s for s in checkpoints.steps if s != first), reverse=True)
+            _, (info, state) = newest_intact(checkpoints, [first, *others], load, LOG.warning)
     finally:
         checkpoints.close()
     agent = agent_lib.from_params(state.params, info.config, greedy)

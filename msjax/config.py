@@ -135,7 +135,12 @@ def load_config(path: str | Path) -> ExperimentConfig:
         raise FileNotFoundError(f"config file {str(path)!r} not found")
     spec = importlib.util.spec_from_file_location(f"msjax_config_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as err:
+        raise ValueError(f"config file {str(path)!r} line {err.lineno}: {err.msg}") from err
+    except Exception as err:  # noqa: BLE001 - any failure while importing the user's file
+        raise ValueError(f"config file {str(path)!r} cannot be imported: {type(err).__name__}: {err}") from err
     if not hasattr(module, "get_config"):
         raise ValueError(f"config file {str(path)!r} has no get_config() function")
     cfg = module.get_config()

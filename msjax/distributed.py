@@ -20,6 +20,8 @@ training curve, is the same on 1 and on N devices up to floating-point reduction
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from typing import Any, Callable
 
 import jax
@@ -34,7 +36,10 @@ DATA_AXIS = "data"
 
 
 def initialize(
-    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    timeout_s: float = 300.0,
 ) -> bool:
     """Joins a multi-process run through ``jax.distributed.initialize``; call before any
     other JAX work. Returns whether it did.
@@ -48,6 +53,10 @@ def initialize(
       coordinator: ``HOST:PORT`` of process 0's coordinator service, or ``"auto"``.
       num_processes: processes in the run, >= 1.
       process_id: this process's index in ``[0, num_processes)``.
+      timeout_s: how long to wait for the other processes. A process that is not the
+        coordinator says at once whom it waits for; one still waiting after ``timeout_s``
+        prints a one-line error and exits with status 1 (JAX's own timeout aborts the
+        process with a C++ stack trace, so it is set later than ours).
     """
     given = (coordinator, num_processes, process_id)
     if coordinator == "auto" and num_processes is None and process_id is None:
@@ -68,8 +77,45 @@ def initialize(
             raise ValueError(f"process_id={process_id} must be in [0, {num_processes})")
     # Only read by the CPU client; GPU and TPU collectives are NCCL's / ICI's.
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes, process_id=process_id)
+    where = coordinator or "the address the cluster gives"
+    if process_id:
+        print(f"waiting for the coordinator at {where}, process {process_id} of {num_processes}", flush=True)
+    watchdog = threading.Timer(timeout_s, _give_up_waiting, (where, timeout_s))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        jax.distributed.initialize(
+            coordinator_address=coordinator,
+            num_processes=num_processes,
+            process_id=process_id,
+            initialization_timeout=int(timeout_s) + 30,
+        )
+    finally:
+        watchdog.cancel()
     return True
+
+
+def _give_up_waiting(where: str, timeout_s: float) -> None:
+    """Ends a process whose ``jax.distributed.initialize`` never returned (it blocks in C++,
+    so only exiting the whole process ends it)."""
+    print(
+        f"error: no multi-process run formed at {where} within {timeout_s:g} s; start process 0 "
+        "(the coordinator) and the others with the same --coordinator and --num-processes, or "
+        "check the address and firewall",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(1)
+
+
+def any_process(flag: bool) -> bool:
+    """Whether ``flag`` is true on any process of the run. In a multi-process run this is
+    a collective: every process must call it at the same point."""
+    if jax.process_count() == 1:
+        return bool(flag)
+    from jax.experimental import multihost_utils
+
+    return bool(np.any(multihost_utils.process_allgather(np.asarray(flag, np.int32))))
 
 
 def is_main_process() -> bool:

@@ -6,6 +6,7 @@ processes of a multi-process run and writes nothing. Both are ``RunWriter``s: th
 training loop calls only the methods that protocol names, so either serves. A row
 counts its ``step`` across the stages of a run (``StageInfo`` says where a stage
 starts); its ``kind`` is ``train`` (one per update), ``eval`` or ``promotion``.
+``TextLog`` copies what is printed into ``train.log`` (the bar's frames excepted).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol, Sequence, TextIO
 
 import numpy as np
 
@@ -154,6 +155,49 @@ class NoWriter:
         pass
 
 
+class _TeeStream:
+    """A text stream that writes to ``terminal`` and to ``log`` too."""
+
+    def __init__(self, terminal: TextIO, log: TextIO):
+        self.terminal, self._log = terminal, log
+
+    def write(self, text: str) -> int:
+        self._log.write(text)
+        self._log.flush()
+        return self.terminal.write(text)
+
+    def flush(self) -> None:
+        self.terminal.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.terminal, name)
+
+
+class TextLog:
+    """While entered, everything printed to stdout and stderr also goes to ``path``
+    (appended), so a run under nohup can be followed with ``tail -f``; the progress bar
+    draws on the terminal alone (``Progress``). An error that ends the block (a
+    ``SystemExit`` with a message, a ``ValueError`` or ``OSError``) is logged as its
+    ``error:`` line."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self) -> "TextLog":
+        self._file = open(self.path, "a")
+        self._streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _TeeStream(sys.stdout, self._file), _TeeStream(sys.stderr, self._file)
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        sys.stdout, sys.stderr = self._streams
+        if isinstance(error, SystemExit) and isinstance(error.code, str):
+            self._file.write(error.code + "\n")
+        elif isinstance(error, (ValueError, OSError)):
+            self._file.write(f"error: {error}\n")
+        self._file.close()
+
+
 class Progress:
     """Progress for people, after each chunk and each evaluation.
 
@@ -184,7 +228,9 @@ class Progress:
         self._plain = enabled and printing and not self._interactive
         total = sum(stage.total_updates for stage in stages)
         disable = not (enabled and self._interactive)
-        self._bar = tqdm(total=total, initial=done, unit="upd", disable=disable, dynamic_ncols=True)
+        # The bar's frames go to the terminal, never into a TextLog.
+        terminal = getattr(sys.stderr, "terminal", sys.stderr)
+        self._bar = tqdm(total=total, initial=done, unit="upd", disable=disable, dynamic_ncols=True, file=terminal)
         self._win_rate = None
 
     def _line(self, text: str) -> None:

@@ -10,9 +10,9 @@ progress. It parses the command line and owns the run directory.
 
 Command line (the Flax examples' override convention)::
 
-    python -m msjax.train --config configs/small.py [--workdir runs/NAME] [--resume]
+    python -m msjax.train --config configs/small.py [--workdir runs/NAME] [--resume | --resume-step N]
         [--config.ppo.lr=1e-4 --config.env.H=16 ...]
-        [--coordinator HOST:PORT --num-processes N --process-id I]
+        [--coordinator HOST:PORT --num-processes N --process-id I [--init-timeout SECONDS]]
 
 Training runs data-parallel on every visible device (``run.num_devices``, 0 = all;
 ``msjax.distributed``). The three last flags start one process of a multi-host run
@@ -25,8 +25,17 @@ The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard
 ``checkpoints/`` and ``final_eval.json``. Without ``--workdir`` it is the config's
 ``run.workdir``, or, when that holds a run already, the first of ``WORKDIR-2``,
 ``WORKDIR-3``, ... that does not (an explicit ``--workdir`` that holds a run is refused).
-``--resume`` continues from the latest checkpoint (of ``--workdir``, else of
-``run.workdir``) exactly as the run would have gone on; Ctrl-C saves a checkpoint first.
+``--resume`` continues from the latest intact checkpoint (of ``--workdir``, else of
+``run.workdir``) exactly as the run would have gone on (a damaged one is skipped, and
+named); ``--resume-step N`` from kept step N (later steps are moved aside to
+``checkpoints-after-N/``). A new run in a directory that holds an earlier run's files but
+no checkpoint (a run killed before its first one) moves them aside to ``abandoned-K/``.
+``train.log`` holds the lines printed on the terminal (``tail -f`` it under nohup).
+
+SIGINT (Ctrl-C) and SIGTERM (``timeout``, Slurm, Kubernetes, ``docker stop``) let the
+chunk in flight finish, write its metrics, save a checkpoint and exit with
+128 + the signal's number, printing how to continue; a second signal stops at once,
+keeping the state before the chunk in flight if it can.
 """
 
 from __future__ import annotations
@@ -42,7 +51,6 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import jax
-import numpy as np
 from jax.sharding import Mesh
 
 from msjax import agent as agent_lib
@@ -53,6 +61,17 @@ from msjax import distributed
 from msjax import evaluate as evaluate_lib
 from msjax import imitation, ppo, runlog
 from msjax.config import ExperimentConfig
+from msjax.cli.args import non_negative_int, positive_float
+from msjax.runcontrol import (
+    RunStopped,
+    StopSignals,
+    holds_run,
+    interrupted_advice,
+    next_run_config,
+    prepare_run_dir,
+    restore_checkpoint,
+    set_aside_later_steps,
+)
 from msjax.runlog import MetricsWriter, NoWriter, Progress
 
 EXIT_INTERRUPTED = 130
@@ -61,19 +80,27 @@ EXIT_INTERRUPTED = 130
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Trains as the command line says; returns the final evaluation."""
     args = parse_args(argv)
-    distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+    distributed.initialize(args.coordinator, args.num_processes, args.process_id, args.init_timeout)
     cfg = resolve_config(args)
     if args.workdir is None and not args.resume and holds_run(Path(cfg.run.workdir)):
         cfg = next_run_config(cfg)
     run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
-    try:
-        checkpoint_path, final = train(cfg, run_dir, args.resume)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted; continue with: python -m msjax.train --workdir {run_dir} --resume")
-        raise SystemExit(EXIT_INTERRUPTED)
-    if distributed.is_main_process():
-        report(run_dir, checkpoint_path, final)
+    main_process = distributed.is_main_process()
+    with runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
+        try:
+            checkpoint_path, final = train(cfg, run_dir, args.resume, resume_step=args.resume_step)
+        except RunStopped as stopped:
+            if main_process:
+                print(f"{stopped}; continue with: python -m msjax.train --workdir {run_dir} --resume")
+            raise SystemExit(stopped.exit_code)
+        except KeyboardInterrupt:
+            if main_process:
+                print(interrupted_advice(run_dir, argv))
+            raise SystemExit(EXIT_INTERRUPTED)
+        if main_process:
+            report(run_dir, checkpoint_path, final)
     return final
+
 
 
 # ----------------------------------------------------------------------------- command line
@@ -87,12 +114,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--workdir", help="run directory (default: the config's run.workdir)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --workdir")
     parser.add_argument(
+        "--resume-step", type=non_negative_int, metavar="N", help="continue from kept checkpoint N (implies --resume)"
+    )
+    parser.add_argument(
+        "--init-timeout", type=positive_float, default=300.0, metavar="SECONDS",
+        help="how long a multi-process run waits for all its processes (default 300)",
+    )  # fmt: skip
+    parser.add_argument(
         "--coordinator", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
     )
     parser.add_argument("--num-processes", type=int, help="processes in a multi-process run")
     parser.add_argument("--process-id", type=int, help="this process's index, 0..num-processes-1")
     args, rest = parser.parse_known_args(argv)
     args.overrides = _collect_overrides(rest, parser)
+    args.resume = args.resume or args.resume_step is not None
     if args.config is None and not (args.resume and args.workdir):
         parser.error("--config is required (or --workdir with --resume, to reuse the run's config)")
     return args
@@ -130,43 +165,6 @@ def resolve_config(args: argparse.Namespace) -> ExperimentConfig:
     if args.workdir is not None:
         cfg = dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=str(args.workdir)))
     return cfg
-
-
-def holds_run(run_dir: Path) -> bool:
-    """Whether ``run_dir`` holds a run's checkpoints."""
-    return (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
-
-
-def next_run_config(cfg: ExperimentConfig) -> ExperimentConfig:
-    """``cfg`` whose ``run.workdir`` (a directory that holds a run) becomes the first of
-    ``WORKDIR-2``, ``WORKDIR-3``, ... that holds none; says so on process 0. (Holding no
-    checkpoints, rather than not existing, is the test, so that every process of a
-    multi-process run picks the same directory while process 0 creates it.)"""
-    workdir = cfg.run.workdir.rstrip("/")
-    number = 2
-    while holds_run(Path(f"{workdir}-{number}")):
-        number += 1
-    new_workdir = f"{workdir}-{number}"
-    if distributed.is_main_process():
-        print(f"{workdir} already holds a run (continue it with --resume); this run goes to {new_workdir}")
-    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=new_workdir))
-
-
-def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool) -> Path:
-    """Creates the run directory.
-
-    A new run refuses a directory that already holds checkpoints (resume it or pick
-    another); a resumed run needs them.
-    """
-    has_checkpoints = holds_run(run_dir)
-    if resume and not has_checkpoints:
-        raise SystemExit(f"error: --resume, but {run_dir} holds no checkpoints to resume from")
-    if not resume and has_checkpoints:
-        raise SystemExit(
-            f"error: {run_dir} already holds a run; pass --resume to continue it or --workdir for a new one"
-        )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return run_dir
 
 
 def report(run_dir: Path, checkpoint_path: Path, final: dict[str, Any]) -> None:
@@ -268,47 +266,19 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
     return stages
 
 
-def restore_latest(
-    checkpoints: checkpoint_lib.Checkpoints, stages: list[Stage], cfg: ExperimentConfig, mesh: Mesh
-) -> tuple[int, Any]:
-    """``(stage index, state)`` of the latest checkpoint, checked against ``cfg`` and placed
-    on ``mesh`` (whatever the devices it was saved from)."""
-    step = checkpoints.latest_step
-    if step is None:
-        raise checkpoint_lib.CheckpointError(f"no checkpoint in {checkpoints.directory} to resume from")
-    info = checkpoints.info(step)
-    changed = checkpoint_lib.check_compatible(info.config, cfg)
-    if changed and distributed.is_main_process():
-        print("resuming with changed settings: " + "; ".join(changed))
-    names = [stage.name for stage in stages]
-    if info.stage not in names:
-        raise checkpoint_lib.CheckpointError(
-            f"checkpoint {info.path} is from the {info.stage} stage, which this config does not run ({names})"
-        )
-    try:
-        template = checkpoint_lib.abstract_state(info.stage, cfg)
-        state = checkpoints.restore(step, template, distributed.state_shardings(template, mesh))
-    except checkpoint_lib.CheckpointError as err:
-        earlier = [s for s in checkpoints.steps if s < step]
-        if not earlier:
-            raise
-        raise checkpoint_lib.CheckpointError(
-            f"{err}\n(to resume from the previous checkpoint, step {earlier[-1]}, remove {info.path})"
-        ) from err
-    return names.index(info.stage), state
-
-
 # ----------------------------------------------------------------------------- the loop
 
 
 @dataclasses.dataclass
 class RunContext:
-    """What the stage loop writes to: config, checkpoints, metrics and the progress bar."""
+    """What the stage loop writes to: config, checkpoints, metrics and the progress bar,
+    and the signals that stop it."""
 
     cfg: ExperimentConfig
     checkpoints: checkpoint_lib.Checkpoints
     writer: runlog.RunWriter
     progress: Progress
+    stop: StopSignals = dataclasses.field(default_factory=StopSignals)
 
 
 def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
@@ -338,23 +308,31 @@ def run_stage(
     """Runs ``stage`` from ``state`` to its last update; returns the state and its last
     evaluation (None when the stage had nothing left to do).
 
-    Ctrl-C anywhere in the loop saves the newest state before the interrupt goes on.
+    A stop signal (``ctx.stop``) ends the run after the chunk in flight (``RunStopped``);
+    a ``KeyboardInterrupt`` anywhere in the loop first writes the finished chunk's rows
+    and saves the newest state.
     """
     update, results = int(distributed.host_value(state.update)), None
     while update < stage.total_updates:
+        unwritten = None
         try:
             num_updates = min(ctx.cfg.run.chunk_updates, stage.total_updates - update)
             started = time.perf_counter()
             # Rebind at once: the chunk donates its input, so the old state is gone.
             state, metrics = stage.make_chunk(num_updates)(state)
+            unwritten = (update, metrics)
             metrics = distributed.host_value(metrics)
+            ctx.writer.write_updates(stage, update, metrics)
+            unwritten = None
             update_after = int(distributed.host_value(state.update))
             ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
-            state, results = after_chunk(stage, state, update, metrics, ctx, eval_episodes_at_end)
+            state, results = after_chunk(stage, state, update, ctx, eval_episodes_at_end)
             update = update_after
         except KeyboardInterrupt:
-            _save_on_interrupt(stage, state, ctx)
+            _save_on_interrupt(stage, state, ctx, unwritten)
             raise
+        if ctx.stop.requested():
+            raise RunStopped(_save_on_stop(stage, state, ctx), ctx.stop.exit_code())
     return state, results
 
 
@@ -362,16 +340,14 @@ def after_chunk(
     stage: Stage,
     state: Any,
     previous: int,
-    metrics: dict[str, np.ndarray],
     ctx: RunContext,
     eval_episodes_at_end: int,
 ) -> tuple[Any, dict | None]:
-    """Logs a finished chunk, then evaluates (and, with a curriculum, promotes) and
+    """After a chunk (its rows written), evaluates (and, with a curriculum, promotes) and
     checkpoints when due: at the first chunk boundary past each interval and at the end of
     the stage. Returns the state (its curriculum advanced by a promotion) and the
     evaluation, if any."""
     run_cfg, update = ctx.cfg.run, int(distributed.host_value(state.update))
-    ctx.writer.write_updates(stage, previous, metrics)
     at_end = update == stage.total_updates
     results = None
     if at_end or _crossed(previous, update, run_cfg.eval_every_updates):
@@ -406,11 +382,26 @@ def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any]
     return state.replace(curriculum=distributed.put_like(promoted, current))
 
 
-def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext) -> None:
-    """Saves ``state`` unless it is already saved (or its buffers were donated away)."""
+def _save_on_stop(stage: Stage, state: Any, ctx: RunContext) -> str:
+    """Saves ``state`` at a chunk boundary unless it is saved already; says where."""
+    update = int(distributed.host_value(state.update))
+    step = stage.first_step + update
+    if step not in ctx.checkpoints.steps:
+        ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg)
+    ctx.writer.flush()
+    name = ctx.stop.received.name if ctx.stop.received is not None else "another process's signal"
+    return f"stopped by {name} at {stage.name} update {update}: checkpoint {ctx.checkpoints.path(step)}"
+
+
+def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext, unwritten: tuple | None = None) -> None:
+    """Writes the rows of a chunk that finished (``unwritten``: its first update and its
+    metrics, not yet read) and saves ``state``, unless it is already saved (or its buffers
+    were donated away)."""
     if any(getattr(leaf, "is_deleted", lambda: False)() for leaf in jax.tree.leaves(state)):
         print("\ninterrupted while a chunk was starting; the last saved checkpoint stands")
         return
+    if unwritten is not None:
+        ctx.writer.write_updates(stage, unwritten[0], distributed.host_value(unwritten[1]))
     update = int(distributed.host_value(state.update))
     step = stage.first_step + update
     if step not in ctx.checkpoints.steps:
@@ -419,15 +410,22 @@ def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext) -> None:
     print(f"\ninterrupted at {stage.name} update {update}; checkpoint saved to {ctx.checkpoints.path(step)}")
 
 
-def train(cfg: ExperimentConfig, run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]]:
-    """Runs every stage (from the latest checkpoint when resuming); returns the last
-    checkpoint's path and the final evaluation, also written to ``final_eval.json``."""
+def train(
+    cfg: ExperimentConfig, run_dir: Path, resume: bool, resume_step: int | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """Runs every stage (when resuming, from checkpoint ``resume_step``, or the newest
+    intact one); returns the last checkpoint's path and the final evaluation, also
+    written to ``final_eval.json``. SIGINT and SIGTERM stop it at a chunk boundary with
+    ``RunStopped``, its checkpoint saved."""
     mesh = distributed.make_mesh(cfg.run.num_devices)
     stages = make_stages(cfg, mesh)
     main_process = distributed.is_main_process()
     keep = cfg.run.keep_checkpoints
     with contextlib.closing(checkpoint_lib.Checkpoints(run_dir / "checkpoints", keep=keep)) as checkpoints:
-        start_index, state = restore_latest(checkpoints, stages, cfg, mesh) if resume else (0, None)
+        start_index, state = 0, None
+        if resume:
+            step, start_index, state = restore_checkpoint(checkpoints, stages, cfg, mesh, resume_step)
+            set_aside_later_steps(checkpoints, step, run_dir)
         done = stages[start_index].first_step
         done += int(distributed.host_value(state.update)) if state is not None else 0
         if main_process:
@@ -436,8 +434,8 @@ def train(cfg: ExperimentConfig, run_dir: Path, resume: bool) -> tuple[Path, dic
         else:
             writer = NoWriter()
         progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
-        with contextlib.closing(writer), contextlib.closing(progress):
-            final = run_stages(stages, start_index, state, RunContext(cfg, checkpoints, writer, progress))
+        with contextlib.closing(writer), contextlib.closing(progress), StopSignals() as stop:
+            final = run_stages(stages, start_index, state, RunContext(cfg, checkpoints, writer, progress, stop))
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
     if main_process:
         write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)

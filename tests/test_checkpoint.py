@@ -1,5 +1,8 @@
 """Checkpoints: exact round trips, what is kept, and clear errors for unusable ones."""
 
+import json
+import shutil
+
 import jax
 import numpy as np
 import pytest
@@ -110,3 +113,80 @@ def test_paths_resolve_from_a_run_its_checkpoints_or_one_checkpoint(tmp_path):
 def test_an_unknown_stage_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="stage='warmup'"):
         Checkpoints(tmp_path).save(1, fresh_ppo_state(), stage="warmup", update=1, cfg=TINY)
+
+
+# ----------------------------------------------------------------------------- damage
+
+
+def largest_data_file(checkpoint_dir):
+    """The biggest array data file of a checkpoint's ``state`` item."""
+    files = [p for p in (checkpoint_dir / "state").rglob("*") if p.is_file() and p.parent.name == "d"]
+    return max(files, key=lambda p: p.stat().st_size)
+
+
+def test_flipped_bytes_in_a_data_file_are_caught_at_restore_in_one_line(tmp_path):
+    saved_run(tmp_path)
+    data_file = largest_data_file(tmp_path / "checkpoints" / "1")
+    data = bytearray(data_file.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 400] = bytes(b ^ 0xFF for b in data[middle : middle + 400])  # size unchanged
+    data_file.write_bytes(bytes(data))
+    checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
+    # Raw bytes load as other (often NaN) numbers, compressed ones fail to decode: both are caught.
+    with pytest.raises(CheckpointError, match=r"checkpoints/1 (is damaged|cannot be restored)") as error:
+        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+    assert "\n" not in str(error.value)
+
+
+def test_arrays_that_differ_from_the_saved_ones_are_named_by_their_digest(tmp_path):
+    saved_run(tmp_path, steps=(1, 2))
+    state_1, state_2 = (tmp_path / "checkpoints" / step / "state" for step in ("1", "2"))
+    shutil.rmtree(state_1)
+    shutil.copytree(state_2, state_1)  # readable, finite, and not what step 1 saved
+    checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
+    with pytest.raises(CheckpointError, match=r"checkpoints/1 is damaged: \S+ differs from the array that was saved"):
+        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+
+
+def test_a_truncated_data_file_is_a_one_line_error(tmp_path):
+    saved_run(tmp_path)
+    data_file = largest_data_file(tmp_path / "checkpoints" / "1")
+    data_file.write_bytes(data_file.read_bytes()[:100])
+    checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
+    with pytest.raises(CheckpointError) as error:
+        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+    assert "checkpoints/1 cannot be restored" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_load_agent_skips_a_damaged_latest_checkpoint_saying_so_once(tmp_path, caplog):
+    saved_run(tmp_path, steps=(1, 2))
+    (tmp_path / "checkpoints" / "2" / "meta" / "metadata").write_text("{ not json")
+    agent = checkpoint_lib.load_agent(tmp_path)
+    expected = checkpoint_lib.load_agent(tmp_path / "checkpoints" / "1")
+    for got, want in zip(jax.tree.leaves(agent.params), jax.tree.leaves(expected.params)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "checkpoints/2" in warnings[0] and "using step 1" in warnings[0]
+
+
+def test_a_checkpoint_saved_before_digests_still_loads(tmp_path):
+    saved_run(tmp_path)
+    meta_file = tmp_path / "checkpoints" / "1" / "meta" / "metadata"
+    meta = json.loads(meta_file.read_text())
+    del meta["digests"]
+    meta_file.write_text(json.dumps(meta))
+    checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
+    assert_trees_identical(checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY)), fresh_ppo_state(seed=1))
+
+
+def test_load_agent_of_a_file_is_a_checkpoint_error(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(CheckpointError, match="is a file"):
+        checkpoint_lib.load_agent(tmp_path / "notes.txt")
+
+
+def test_opening_a_run_read_only_logs_no_orbax_warnings(tmp_path, caplog):
+    saved_run(tmp_path)
+    caplog.clear()
+    Checkpoints(tmp_path / "checkpoints", read_only=True).close()
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []

@@ -160,6 +160,13 @@ def test_a_config_file_must_define_get_config(tmp_path):
         load_config(tmp_path / "missing.py")
 
 
+def test_a_config_file_with_a_syntax_error_is_one_error_naming_file_and_line(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("def get_config():\n    return (\n")
+    with pytest.raises(ValueError, match=r"broken\.py' line \d+: "):
+        load_config(path)
+
+
 def test_command_line_overrides_take_both_spellings():
     args = parse_args(["--config", "small", "--config.ppo.lr=1e-4", "--config.env.H", "9"])
     assert args.overrides == ["ppo.lr=1e-4", "env.H=9"]

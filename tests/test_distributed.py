@@ -236,3 +236,16 @@ def test_minibatches_hold_every_sample_once_and_the_same_steps_of_every_board():
 def test_mini_batches_must_divide_the_rollout_length():
     with pytest.raises(ValueError, match=r"mini_batches=3 must divide steps_per_env=8"):
         ppo.PPOConfig(num_envs=6, steps_per_env=8, mini_batches=3)
+
+
+def test_a_process_whose_coordinator_never_comes_says_so_and_gives_up(tmp_path):
+    port = free_port()
+    command = [sys.executable, "-m", "msjax.train", "--config", "small", "--workdir", str(tmp_path / "run")]
+    command += ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", "1"]
+    result = subprocess.run(
+        command + ["--init-timeout", "2"], env=subprocess_env(1), cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1
+    assert f"waiting for the coordinator at 127.0.0.1:{port}, process 1 of 2" in result.stdout
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and f"127.0.0.1:{port} within 2 s" in errors[0]

@@ -299,3 +299,55 @@ def test_first_click_cells():
 def test_config_rejects_bad_values(kwargs, field):
     with pytest.raises(ValueError, match=field):
         ExactConfig(**kwargs)
+
+
+# ----------------------------------------------------------------------------- the fallback
+
+
+def test_fallback_whose_mine_count_fits_no_layout_is_widened_not_called_inconsistent():
+    revealed, counts = view("# 1 # 1 #")  # 1 mine: the answer is 0, 0, 1, 0, 0
+    result = analyse(revealed, counts, 1, max_nodes=1)
+    assert result.total > 0 and result.approximate and result.fallbacks == 1
+    hidden = result.mine_prob[~revealed]
+    assert np.all((hidden >= 0) & (hidden <= 1))
+
+
+def real_positions(seed: int, per_board: int):
+    """Mid-game views (revealed, counts seen, mines) of the three standard boards: a first
+    click in the middle, then up to 11 random safe cells."""
+    rng = np.random.default_rng(seed)
+    positions = []
+    for height, width, mines in ((8, 8, 10), (16, 16, 40), (16, 30, 99)):
+        for _ in range(per_board):
+            board = Board(height, width, mines, True, rng)
+            board.reveal((height // 2) * width + width // 2)
+            for _ in range(int(rng.integers(0, 12))):
+                if board.won:
+                    break
+                safe_hidden = np.flatnonzero(~board.revealed.reshape(-1) & ~board.mine_mask.reshape(-1))
+                board.reveal(int(rng.choice(safe_hidden)))
+            if not board.won:
+                positions.append((board.revealed.copy(), np.where(board.revealed, board.counts, 0), mines))
+    return positions
+
+
+def test_tiny_node_budgets_always_give_finite_probabilities_on_real_positions():
+    for revealed, counts, mines in real_positions(seed=0, per_board=70):
+        for max_nodes in (1, 40):
+            result = analyse(revealed, counts, mines, max_nodes=max_nodes)
+            assert result.total > 0
+            hidden = result.mine_prob[~revealed]
+            assert np.all((hidden >= 0) & (hidden <= 1))
+
+
+def test_choose_guess_answers_an_inconsistent_view():
+    revealed, counts = view(
+        """
+        # # #
+        3 . .
+        """
+    )
+    result = analyse(revealed, counts, 3)
+    assert result.total == 0
+    cell = exact.choose_guess(revealed, result, 3)
+    assert not revealed.reshape(-1)[cell]

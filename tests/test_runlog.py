@@ -62,3 +62,17 @@ def test_off_a_terminal_progress_prints_plain_lines_and_no_bar():
 def test_on_a_terminal_progress_draws_the_bar():
     logged = printed_by_progress(interactive=True)
     assert "\r" in logged and "win rate 50.0%" in logged
+
+
+def test_text_log_holds_the_printed_lines_but_not_the_bar_frames(tmp_path):
+    stage = FakeStage()
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with runlog.TextLog(tmp_path / "train.log"):
+            progress = runlog.Progress([stage], 0, enabled=True, interactive=True)
+            progress.chunk_done(stage, 2, 2, 1.0)
+            progress.evaluated(stage, 2, RESULTS)
+            progress.close()
+    logged = (tmp_path / "train.log").read_text()
+    assert "\r" in err.getvalue()  # the terminal got the bar
+    assert logged.splitlines() == ["ppo update 2: win rate 50.0% [40.0%-60.0%] over 8 games, safe cells revealed 70.0%"]

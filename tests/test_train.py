@@ -8,7 +8,14 @@ compiled chunks, so the module pays for compilation once.
 import contextlib
 import io
 import json
+import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -16,7 +23,7 @@ import pytest
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import runlog, train
+from msjax import distributed, runlog, train
 from msjax.checkpoint import CheckpointError, Checkpoints
 from tiny_runs import TINY
 
@@ -66,6 +73,14 @@ def train_rows(run_dir):
 def final_state(run_dir, cfg=TINY_WITH_IMITATION):
     checkpoints = Checkpoints(run_dir / "checkpoints", read_only=True)
     return checkpoints.restore(LAST_STEP, checkpoint_lib.abstract_state("ppo", cfg))
+
+
+def assert_same_final_state(run_dir, reference_dir):
+    resumed = checkpoint_lib.keys_to_data(final_state(run_dir))
+    reference = checkpoint_lib.keys_to_data(final_state(reference_dir))
+    assert jax.tree.structure(resumed) == jax.tree.structure(reference)
+    for got, want in zip(jax.tree.leaves(resumed), jax.tree.leaves(reference)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 @pytest.fixture(scope="module")
@@ -164,14 +179,18 @@ def test_resume_with_another_board_names_the_mismatch_and_changes_nothing(finish
     assert (run_dir / "config.json").read_text() == before
 
 
-def test_resume_from_a_damaged_checkpoint_fails_instead_of_starting_over(finished_run, tmp_path):
+def test_resume_skips_a_truncated_checkpoint_for_the_newest_intact_one(finished_run, tmp_path):
     run_dir = tmp_path / "copy"
     shutil.copytree(finished_run[0], run_dir)
     for path in (run_dir / "checkpoints" / str(LAST_STEP) / "state").rglob("*"):
         if path.is_file():
             path.write_bytes(b"\0" * 8)
-    with pytest.raises(CheckpointError, match="cannot be restored"):
-        train.main(["--workdir", str(run_dir), "--resume"])
+    _, printed = run_main(["--workdir", run_dir, "--resume"])
+    intact = LAST_STEP - 2
+    assert f"checkpoints/{LAST_STEP} cannot be restored" in printed
+    assert f"using step {intact}, the newest intact checkpoint" in printed
+    assert (run_dir / f"checkpoints-after-{intact}" / str(LAST_STEP)).is_dir()  # set aside, not deleted
+    assert_same_final_state(run_dir, finished_run[0])
 
 
 def test_resuming_a_finished_run_only_evaluates_it_again(finished_run, tmp_path):
@@ -194,7 +213,7 @@ def test_a_plain_rerun_of_the_main_command_starts_a_new_run_next_to_the_old(tmp_
              "invalid_action_rate": 0.0}  # fmt: skip
     ran = []
 
-    def fake_train(cfg, run_dir, resume):
+    def fake_train(cfg, run_dir, resume, resume_step=None):
         ran.append((cfg, run_dir, resume))
         return run_dir / "checkpoints" / "1", final
 
@@ -205,3 +224,151 @@ def test_a_plain_rerun_of_the_main_command_starts_a_new_run_next_to_the_old(tmp_
     assert f"this run goes to {new_dir}" in printed
     run_main(["--config", config_file(tmp_path, cfg), "--resume"])  # --resume: the run in the default
     assert ran[-1][1:] == (default, True)
+
+
+# ----------------------------------------------------------------------------- faults
+
+# No periodic checkpoints or evaluations: the only checkpoint of an interrupted stage is the stop's.
+UNSAVED = config_lib.apply_overrides(
+    TINY_WITH_IMITATION, ["run.eval_every_updates=0", "run.checkpoint_every_updates=0"]
+)
+
+
+def test_sigint_before_the_first_chunk_ends_saves_it_and_resume_continues_bit_exactly(
+    finished_run, tmp_path, monkeypatch, capsys
+):
+    run_dir = tmp_path / "run"
+    real_run_stages = train.run_stages
+
+    def signal_then_run(*args):
+        os.kill(os.getpid(), signal.SIGINT)  # arrives before the first chunk has even compiled
+        return real_run_stages(*args)
+
+    monkeypatch.setattr(train, "run_stages", signal_then_run)
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["--config", str(config_file(tmp_path, UNSAVED)), "--workdir", str(run_dir)])
+    assert exit_info.value.code == 128 + signal.SIGINT
+    printed = capsys.readouterr().out
+    assert f"stopped by SIGINT at imitation update 2: checkpoint {run_dir.resolve()}/checkpoints/2" in printed
+    assert f"continue with: python -m msjax.train --workdir {run_dir} --resume" in printed
+    assert Checkpoints(run_dir / "checkpoints", read_only=True).steps == [2]
+    assert [row["step"] for row in train_rows(run_dir)] == [1, 2]  # the chunk's rows are written
+    monkeypatch.undo()
+
+    run_main(["--workdir", run_dir, "--resume"])
+    assert_same_final_state(run_dir, finished_run[0])
+    assert train_rows(run_dir) == train_rows(finished_run[0])
+
+
+def test_a_hard_interrupt_before_any_checkpoint_says_nothing_was_saved_and_how_to_start_again(
+    tmp_path, monkeypatch, capsys
+):
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "run_stages", interrupt)
+    argv = ["--config", str(config_file(tmp_path, UNSAVED)), "--workdir", str(tmp_path / "run")]
+    with pytest.raises(SystemExit):
+        train.main(argv)
+    printed = capsys.readouterr().out
+    assert f"nothing was saved; start again with: python -m msjax.train {' '.join(argv)}" in printed
+    assert "--resume" not in printed
+
+
+def test_a_hard_interrupt_while_a_chunk_finishes_still_writes_its_rows(tmp_path, monkeypatch):
+    run_dir = tmp_path / "run"
+    real_host_value = distributed.host_value
+    interrupted = []
+
+    def interrupt_when_reading_the_first_metrics(tree):
+        if isinstance(tree, dict) and not interrupted:
+            interrupted.append(True)
+            raise KeyboardInterrupt
+        return real_host_value(tree)
+
+    monkeypatch.setattr(distributed, "host_value", interrupt_when_reading_the_first_metrics)
+    with pytest.raises(SystemExit):
+        run_main(["--config", config_file(tmp_path, UNSAVED), "--workdir", run_dir])
+    assert Checkpoints(run_dir / "checkpoints", read_only=True).steps == [2]
+    assert [row["step"] for row in train_rows(run_dir)] == [1, 2]
+
+
+def test_sigterm_after_the_first_chunk_saves_and_says_how_to_continue(tmp_path):
+    """A real process (``timeout``, Slurm and ``docker stop`` send SIGTERM)."""
+    endless = config_lib.apply_overrides(
+        TINY, ["ppo.total_updates=100000", "run.eval_every_updates=0", "run.checkpoint_every_updates=0",
+               "run.tensorboard=false"],
+    )  # fmt: skip
+    run_dir = tmp_path / "run"
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "msjax.train", "--config", str(config_file(tmp_path, endless))]
+    command += ["--workdir", str(run_dir)]
+    process = subprocess.Popen(command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not ((run_dir / "metrics.jsonl").is_file() and (run_dir / "metrics.jsonl").read_text()):
+            assert process.poll() is None and time.monotonic() < deadline, "no first chunk"
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    step = Checkpoints(run_dir / "checkpoints", read_only=True).latest_step
+    assert [row["step"] for row in train_rows(run_dir)] == list(range(1, step + 1))
+    stopped = f"stopped by SIGTERM at ppo update {step}: checkpoint {run_dir.resolve()}/checkpoints/{step}"
+    assert stopped in stdout and f"--workdir {run_dir} --resume" in stdout
+    log = (run_dir / "train.log").read_text()
+    assert stopped in log and "\r" not in log
+
+
+def test_train_log_holds_what_the_run_printed(finished_run):
+    run_dir, _, printed = finished_run
+    assert (run_dir / "train.log").read_text().startswith(printed)  # later tests resume it and append
+
+
+def test_a_new_run_moves_a_dead_runs_leftovers_aside_and_says_where(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    (run_dir / "tb").mkdir(parents=True)
+    (run_dir / "metrics.jsonl").write_text('{"kind": "train", "step": 1}\n')
+    (run_dir / "config.json").write_text("{}")
+    train.prepare_run_dir(run_dir, TINY, resume=False)
+    aside = run_dir / "abandoned-1"
+    assert sorted(path.name for path in aside.iterdir()) == ["config.json", "metrics.jsonl", "tb"]
+    assert sorted(path.name for path in run_dir.iterdir()) == ["abandoned-1"]
+    assert f"moved them to {aside}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("under_a_file", [False, True], ids=["a file", "under a file"])
+def test_a_run_directory_that_cannot_be_one_is_a_one_line_error(tmp_path, under_a_file):
+    (tmp_path / "notes.txt").write_text("not a directory")
+    run_dir = tmp_path / "notes.txt" / "run" if under_a_file else tmp_path / "notes.txt"
+    with pytest.raises(SystemExit) as exit_info:
+        train.prepare_run_dir(run_dir, TINY, resume=False)
+    message = str(exit_info.value.code)
+    assert message.startswith("error: ") and str(run_dir) in message and "\n" not in message
+
+
+def test_resuming_past_the_target_is_an_error_naming_both_numbers(finished_run):
+    run_dir, _, _ = finished_run
+    before = (run_dir / "config.json").read_text()
+    with pytest.raises(CheckpointError, match=rf"ppo update {PPO_UPDATES}, past this run's ppo\.total_updates=2"):
+        train.main(["--workdir", str(run_dir), "--resume", "--config.ppo.total_updates=2"])
+    assert (run_dir / "config.json").read_text() == before
+
+
+def test_resume_step_must_be_a_kept_step_and_the_error_lists_them(finished_run):
+    run_dir, _, _ = finished_run
+    kept = Checkpoints(run_dir / "checkpoints", read_only=True).steps
+    with pytest.raises(CheckpointError, match=rf"--resume-step 3: .* kept steps: {re.escape(str(kept))}"):
+        train.main(["--workdir", str(run_dir), "--resume-step", "3"])
+
+
+def test_resume_step_continues_from_that_step_and_sets_the_later_ones_aside(finished_run, tmp_path):
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished_run[0], run_dir)
+    _, printed = run_main(["--workdir", run_dir, "--resume-step", LAST_STEP - 2])
+    assert f"moved the later checkpoints ({LAST_STEP})" in printed
+    assert (run_dir / f"checkpoints-after-{LAST_STEP - 2}" / str(LAST_STEP)).is_dir()
+    assert_same_final_state(run_dir, finished_run[0])

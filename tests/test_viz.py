@@ -198,3 +198,17 @@ def test_reliability_diagram_is_written(tmp_path):
     predicted = rng.uniform(size=500)
     labels = rng.uniform(size=500) < predicted
     _assert_png(viz.plot_reliability(predicted, labels, tmp_path / "reliability.png"))
+
+
+def test_curves_of_a_binary_file_is_one_error_naming_it(tmp_path, capsys):
+    (tmp_path / "metrics.jsonl").write_bytes(bytes(range(256)))
+    assert viz_cli.main(["curves", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and str(tmp_path / "metrics.jsonl") in error and error.count("\n") == 1
+
+
+@pytest.mark.parametrize("games", ["0", "-5"])
+def test_calibration_refuses_a_count_of_games_below_one(games, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        viz_cli.main(["calibration", "--solver", "--games", games])
+    assert exit_info.value.code == 2 and "--games" in capsys.readouterr().err

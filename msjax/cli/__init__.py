@@ -5,4 +5,4 @@ runs ``msjax.cli.viz.main``; ``msjax.cli.boards.board_config`` picks the game a 
 line names. Submodules are imported on use (each pulls in what its command needs).
 """
 
-__all__ = ["boards", "evaluate", "viz"]
+__all__ = ["args", "boards", "evaluate", "viz"]

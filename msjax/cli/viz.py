@@ -17,6 +17,7 @@ from typing import Sequence
 from msjax import diagnostics
 from msjax import evaluate as evaluate_lib
 from msjax import viz
+from msjax.cli.args import positive_int
 from msjax.cli.boards import board_config
 
 USAGE = """\
@@ -59,8 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     heatmap.add_argument("-o", "--out", default="mine_probabilities.png")
     calibration = figures.add_parser("calibration", help="reliability diagram of the mine probabilities")
     _player_options(calibration)
-    calibration.add_argument("--games", type=int, default=50)
-    calibration.add_argument("--bins", type=int, default=10)
+    calibration.add_argument("--games", type=positive_int, default=50)
+    calibration.add_argument("--bins", type=positive_int, default=10)
     calibration.add_argument("-o", "--out", default="reliability.png")
     return parser
 

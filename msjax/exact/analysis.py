@@ -6,7 +6,8 @@ are combined through their mine-count distributions, each global combination wei
 ``C(F, M - m_total)``, the ways to put the remaining mines on the ``F`` hidden cells off the
 frontier; those cells get their exact probability from the same sum. A component that
 needed the local-estimate fallback makes the analysis ``approximate``, and nothing is then
-called certain.
+called certain; when the fallbacks' mine counts fit no global layout, they are widened to
+every count their constraints allow, so a consistent view never reads as inconsistent.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from msjax.exact.enumeration import ComponentResult, Constraint, cached_solve, comb
+from msjax.exact.enumeration import ComponentResult, Constraint, cached_solve, comb, feasible_estimate
 from msjax.exact.grid import neighbour_lists
 
 MineTallies = tuple[dict[int, int], dict[int, list[int]]]
@@ -207,6 +208,11 @@ def analyse(
     off_cells = np.flatnonzero(~flat_revealed & ~frontier)
     num_off = len(off_cells)
     total, class_tallies, off_mines = combine([by_mines(r) for r in results], num_off, mine_count)
+    if total == 0 and any(r.approximate for r in results):
+        # A fallback's single mine count can fit no global layout (too many mines for the
+        # board, say): widen each fallback to every count its constraints allow.
+        results = [feasible_estimate(part) if r.approximate else r for part, r in zip(parts, results)]
+        total, class_tallies, off_mines = combine([by_mines(r) for r in results], num_off, mine_count)
     if total == 0:
         return _inconsistent(revealed)
 

@@ -335,9 +335,16 @@ def enumerate_memoised(
 
 
 def _local_estimate(
-    sizes: list[int], class_constraints: list[tuple[int, ...]], values: list[int], cells: list[int]
+    sizes: list[int],
+    class_constraints: list[tuple[int, ...]],
+    values: list[int],
+    cells: list[int],
+    every_count: bool = False,
 ) -> Tallies:
-    """The fallback: per class the mean density of its constraints, one total mine count."""
+    """The fallback: per class the mean density of its constraints, and one total mine
+    count, ``round(sum(expected))``; with ``every_count``, each count the constraints
+    allow (``max(values)`` to ``min(sum(values), cells)``: every mine of the component
+    lies in some constraint), equally weighted, the densities scaled to each count."""
     density = [
         sum(values[c] / cells[c] for c in cons) / len(cons) if cons else 0.0 for cons in class_constraints
     ]
@@ -345,7 +352,24 @@ def _local_estimate(
     total = int(round(sum(expected)))
     # Weight 10**6 so that the class tallies (expected mines x weight) stay integers.
     scale = 10**6
-    return {(total, 0): scale}, {(total, 0): [int(round(e * scale)) for e in expected]}
+    if not every_count:
+        return {(total, 0): scale}, {(total, 0): [int(round(e * scale)) for e in expected]}
+    weights, class_mines = {}, {}
+    expected_sum = sum(expected) or 1.0
+    for count in range(max(values, default=0), min(sum(values), sum(sizes)) + 1):
+        share = [min(e * count / expected_sum, s) for e, s in zip(expected, sizes)]
+        weights[(count, 0)] = scale
+        class_mines[(count, 0)] = [int(round(x * scale)) for x in share]
+    return weights, class_mines
+
+
+def feasible_estimate(constraints: tuple[Constraint, ...]) -> ComponentResult:
+    """The local estimate of a component over every mine count its constraints allow
+    (``approximate``): for a view whose single-count estimate fits no global layout."""
+    parts = component_classes(constraints)
+    cells = [len(c) for c, _ in constraints]
+    weights, class_mines = _local_estimate(parts.sizes, parts.class_constraints, parts.values, cells, True)
+    return ComponentResult(parts.classes, weights, class_mines, True)
 
 
 def solve_component(

@@ -229,7 +229,8 @@ def choose_guess(
 
     Args:
       revealed: bool[H, W], the view that ``analysis`` (from ``analyse``) describes.
-      analysis: its exact analysis (with ``analysis.safe`` empty).
+      analysis: its exact analysis (with ``analysis.safe`` empty); any result of
+        ``analyse`` for a view with a hidden cell, an inconsistent one included.
       mine_count: total mines.
       cfg: the guess knobs; cache: the component cache shared with ``analyse``.
 
@@ -246,6 +247,8 @@ def choose_guess(
     flat = revealed.reshape(-1)
     safety = 1.0 - analysis.mine_prob.reshape(-1)
     hidden = np.flatnonzero(~flat)
+    if analysis.total == 0:  # an inconsistent view: no probabilities, so the fewest hidden neighbours
+        return min(hidden.tolist(), key=lambda c: (sum(1 for n in neighbours[c] if not flat[n]), c))
     best = safety[hidden].max()
     candidates = hidden[safety[hidden] >= best * (1.0 - cfg.guess_tolerance) - 1e-12].tolist()
     hidden_count = {c: sum(1 for n in neighbours[c] if not flat[n]) for c in candidates}

@@ -139,8 +139,12 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
         path = path / "metrics.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found (train.py writes metrics.jsonl in the run directory)")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not a metrics file (not UTF-8 text: {err.reason} at byte {err.start})") from err
     rows = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))

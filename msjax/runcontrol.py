@@ -1,0 +1,213 @@
+"""The run directory and the signals that stop a run (what ``msjax.train`` does around
+its loop).
+
+A run directory holds one run: ``prepare_run_dir`` refuses a new run where checkpoints
+are, and moves an earlier run's leftovers (a run killed before its first checkpoint)
+aside to ``abandoned-K/``; a resume from an earlier step moves the later checkpoints to
+``checkpoints-after-STEP/``. ``StopSignals`` turns SIGINT and SIGTERM into a request to
+stop at the next chunk boundary (a second signal: ``KeyboardInterrupt`` at once).
+Only process 0 moves files or prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import shutil
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from msjax import checkpoint as checkpoint_lib
+from msjax import distributed
+from jax.sharding import Mesh
+
+from msjax.config import ExperimentConfig
+from msjax.runlog import StageInfo
+
+RUN_FILES = ("config.json", "metrics.jsonl", "tb", "final_eval.json", "train.log")
+TARGET_FIELDS = {"imitation": "imitation.num_updates", "ppo": "ppo.total_updates"}
+
+
+def holds_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run's checkpoints."""
+    return (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+
+
+def next_run_config(cfg: ExperimentConfig) -> ExperimentConfig:
+    """``cfg`` whose ``run.workdir`` (a directory that holds a run) becomes the first of
+    ``WORKDIR-2``, ``WORKDIR-3``, ... that holds none; says so on process 0. (Holding no
+    checkpoints, rather than not existing, is the test, so that every process of a
+    multi-process run picks the same directory while process 0 creates it.)"""
+    workdir = cfg.run.workdir.rstrip("/")
+    number = 2
+    while holds_run(Path(f"{workdir}-{number}")):
+        number += 1
+    new_workdir = f"{workdir}-{number}"
+    if distributed.is_main_process():
+        print(f"{workdir} already holds a run (continue it with --resume); this run goes to {new_workdir}")
+    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=new_workdir))
+
+
+def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool) -> Path:
+    """Creates the run directory, so that it holds one run.
+
+    A new run refuses a directory that already holds checkpoints (resume it or pick
+    another) and moves an earlier run's leftover files aside (``abandoned-K/``, only
+    process 0 moves files); a resumed run needs checkpoints. Every refusal is a
+    ``SystemExit`` with a one-line ``error:``.
+    """
+    if run_dir.exists() and not run_dir.is_dir():
+        raise SystemExit(f"error: --workdir {run_dir} is a file; name a directory for the run")
+    has_checkpoints = holds_run(run_dir)
+    if resume and not has_checkpoints:
+        raise SystemExit(f"error: --resume, but {run_dir} holds no checkpoints to resume from")
+    if not resume and has_checkpoints:
+        raise SystemExit(
+            f"error: {run_dir} already holds a run; pass --resume to continue it or --workdir for a new one"
+        )
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(run_dir, os.W_OK | os.X_OK):
+            raise PermissionError(f"no permission to write in {run_dir}")
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise SystemExit(f"error: cannot use {run_dir} as the run directory ({reason}); pick another --workdir")
+    if distributed.is_main_process() and not resume:
+        set_aside_leftovers(run_dir)
+    return run_dir
+
+
+def set_aside_leftovers(run_dir: Path) -> None:
+    """Moves the files of an earlier run that saved no checkpoint to ``run_dir/abandoned-K``."""
+    leftovers = [name for name in RUN_FILES if (run_dir / name).exists()]
+    if not leftovers:
+        return
+    number = 1
+    while (run_dir / f"abandoned-{number}").exists():
+        number += 1
+    aside = run_dir / f"abandoned-{number}"
+    aside.mkdir()
+    for name in leftovers:
+        shutil.move(str(run_dir / name), str(aside / name))
+    listed = ", ".join(leftovers)
+    print(f"{run_dir} held files of an earlier run that saved no checkpoint ({listed}); moved them to {aside}")
+
+
+def restore_checkpoint(
+    checkpoints: checkpoint_lib.Checkpoints,
+    stages: Sequence[StageInfo],
+    cfg: ExperimentConfig,
+    mesh: Mesh,
+    step: int | None = None,
+) -> tuple[int, int, Any]:
+    """``(step, stage index, state)`` of checkpoint ``step`` (None: the newest intact one; a
+    damaged one is named in one line and skipped), checked against ``cfg`` and placed on
+    ``mesh`` (whatever the devices it was saved from).
+
+    Raises:
+      CheckpointError: no checkpoint (or ``step`` is not kept), one of another game,
+        network or stage, one past the stage's target number of updates, or none intact.
+    """
+    kept = checkpoints.steps
+    if not kept:
+        raise checkpoint_lib.CheckpointError(f"no checkpoint in {checkpoints.directory} to resume from")
+    if step is not None and step not in kept:
+        raise checkpoint_lib.CheckpointError(
+            f"--resume-step {step}: {checkpoints.directory} keeps no checkpoint {step}; kept steps: {kept}"
+        )
+    names = [stage.name for stage in stages]
+
+    def load(chosen: int) -> tuple[list[str], int, Any]:
+        info = checkpoints.info(chosen)
+        changed = checkpoint_lib.check_compatible(info.config, cfg)
+        if info.stage not in names:
+            raise checkpoint_lib.CheckpointError(
+                f"checkpoint {info.path} is from the {info.stage} stage, which this config does not run ({names})"
+            )
+        target = stages[names.index(info.stage)].total_updates
+        if info.update > target:
+            field = TARGET_FIELDS[info.stage]
+            raise checkpoint_lib.CheckpointError(
+                f"checkpoint {info.path} is at {info.stage} update {info.update}, past this run's "
+                f"{field}={target}; set --config.{field} to at least {info.update}"
+            )
+        template = checkpoint_lib.abstract_state(info.stage, cfg)
+        state = checkpoints.restore(chosen, template, distributed.state_shardings(template, mesh))
+        return changed, names.index(info.stage), state
+
+    say = print if distributed.is_main_process() else (lambda line: None)
+    candidates = [step] if step is not None else sorted(kept, reverse=True)
+    step, (changed, index, state) = checkpoint_lib.newest_intact(checkpoints, candidates, load, say)
+    if changed:
+        say("resuming with changed settings: " + "; ".join(changed))
+    return step, index, state
+
+
+def set_aside_later_steps(checkpoints: checkpoint_lib.Checkpoints, step: int, run_dir: Path) -> None:
+    """Moves the checkpoints after ``step`` (a resume from an earlier or the newest intact
+    step) to ``run_dir/checkpoints-after-STEP``, so the resumed run owns the steps it
+    saves; process 0 moves them and says so."""
+    later = [s for s in checkpoints.steps if s > step]
+    if later and distributed.is_main_process():
+        aside = checkpoints.set_aside(later, run_dir / f"checkpoints-after-{step}")
+        print(f"resuming from step {step}: moved the later checkpoints ({', '.join(map(str, later))}) to {aside}")
+
+
+class RunStopped(Exception):
+    """The run stopped at a chunk boundary on a signal, its checkpoint saved (the text says
+    where); ``exit_code`` is 128 + the signal's number."""
+
+    def __init__(self, text: str, exit_code: int):
+        super().__init__(text)
+        self.exit_code = exit_code
+
+
+class StopSignals:
+    """While entered (in the main thread), SIGINT and SIGTERM ask the run to stop at the
+    next chunk boundary; a second one raises ``KeyboardInterrupt`` at once."""
+
+    def __init__(self):
+        self.received: signal.Signals | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+    def _handle(self, number: int, frame: Any) -> None:
+        if self.received is not None:
+            raise KeyboardInterrupt
+        self.received = signal.Signals(number)
+        # os.write: print() is not safe inside a signal handler (the main thread may be printing).
+        text = f"\n{self.received.name}: finishing the chunk in flight, then saving (again: stop at once)\n"
+        os.write(sys.__stdout__.fileno(), text.encode())
+
+    def exit_code(self) -> int:
+        """128 + the signal's number, the shell's convention (SIGTERM for another process's)."""
+        return 128 + int(self.received or signal.SIGTERM)
+
+    def requested(self) -> bool:
+        """Whether any process received a signal (a collective in a multi-process run)."""
+        return distributed.any_process(self.received is not None)
+
+
+def interrupted_advice(run_dir: Path, argv: Sequence[str] | None) -> str:
+    """What to run after a hard interrupt: ``--resume`` when a checkpoint was saved, the
+    same command again when none was."""
+    if holds_run(run_dir):
+        return f"\ninterrupted; continue with: python -m msjax.train --workdir {run_dir} --resume"
+    command = shlex.join(sys.argv[1:] if argv is None else [str(arg) for arg in argv])
+    return (
+        "\ninterrupted before the first checkpoint: nothing was saved; "
+        f"start again with: python -m msjax.train {command}"
+    )
