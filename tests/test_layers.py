@@ -34,6 +34,7 @@ LAYERS = {
     "msjax.checkpoint": 4,
     "msjax.runlog": 4,
     "msjax.viz": 4,
+    "msjax.memory": 4,
     "msjax.train": 5,
     "msjax.play": 5,
     "msjax.serve": 5,
