@@ -169,6 +169,12 @@ def constrain(tree: Any, spec: PartitionSpec) -> Any:
     return jax.lax.with_sharding_constraint(tree, spec)
 
 
+def constrain_to_games(tree: Any) -> Any:
+    """``tree``'s leaves ``[K, B, ...]`` split over the devices along ``B`` (the games'
+    axis of a stack of batches, e.g. micro-batches); see ``constrain``."""
+    return constrain(tree, PartitionSpec(None, DATA_AXIS))
+
+
 def per_device(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` of batched pytrees (every input and output leaf has the game axis first)
     run by each device on its own games (``shard_map``) when traced for a mesh
