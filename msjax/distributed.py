@@ -212,7 +212,8 @@ def jit_chunk(
     metrics replicated, and ``chunk`` traced with the mesh as the context mesh, so that
     its ``per_device`` and ``constrain`` parts split over the devices. The state passed
     in must already be placed so (``place``, or a checkpoint restored with
-    ``state_shardings``).
+    ``state_shardings``). Either way the result has ``lower(state)`` (a concrete or
+    abstract state) for XLA's ahead-of-time analysis, e.g. its memory.
 
     Raises:
       ValueError: the state's games (``env_states``, counted by the config field
@@ -233,7 +234,12 @@ def jit_chunk(
         with jax.set_mesh(mesh):
             return compiled(state)
 
+    def lower(state: Any) -> Any:
+        with jax.set_mesh(mesh):
+            return compiled.lower(state)
+
     chunk_on_mesh.compiled = compiled  # the jitted program, for inspection (cache size, lowering)
+    chunk_on_mesh.lower = lower
     return chunk_on_mesh
 
 

@@ -52,6 +52,7 @@ from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import evaluate as evaluate_lib
 from msjax import imitation, ppo, runlog
+from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
 from msjax.runlog import MetricsWriter, NoWriter, Progress
 
@@ -268,6 +269,22 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
     return stages
 
 
+def check_memory(stages: list[Stage], cfg: ExperimentConfig) -> None:
+    """Before the first update: raises ``memory.DoesNotFit`` (one ``error:`` line on the
+    command line) when a stage's compiled chunk needs more memory than a device has,
+    ``run.device_memory_gib`` or else what the device says (nothing is checked where
+    neither is known: the CPU). The chunks compiled here are those the run then uses."""
+    limit = memory_lib.device_limit(cfg.run.device_memory_gib)
+    if limit is None:
+        return
+    programs = memory_lib.stage_programs(cfg, 1)  # for the abstract states
+    microbatch_sizes = {"ppo": cfg.ppo.microbatch_size, "imitation": cfg.imitation.microbatch_size}
+    for stage in stages:
+        chunk = stage.make_chunk(min(cfg.run.chunk_updates, stage.total_updates))
+        figures = memory_lib.compiled_memory(stage.name, chunk.lower(programs[stage.name][1]))
+        memory_lib.check_fits(figures, limit, microbatch_sizes[stage.name])
+
+
 def restore_latest(
     checkpoints: checkpoint_lib.Checkpoints, stages: list[Stage], cfg: ExperimentConfig, mesh: Mesh
 ) -> tuple[int, Any]:
@@ -424,6 +441,7 @@ def train(cfg: ExperimentConfig, run_dir: Path, resume: bool) -> tuple[Path, dic
     checkpoint's path and the final evaluation, also written to ``final_eval.json``."""
     mesh = distributed.make_mesh(cfg.run.num_devices)
     stages = make_stages(cfg, mesh)
+    check_memory(stages, cfg)
     main_process = distributed.is_main_process()
     keep = cfg.run.keep_checkpoints
     with contextlib.closing(checkpoint_lib.Checkpoints(run_dir / "checkpoints", keep=keep)) as checkpoints:

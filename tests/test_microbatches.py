@@ -1,10 +1,9 @@
 """Gradient accumulation over micro-batches: the same loss, metrics and gradient as the
-whole batch (up to float rounding), and the same parameters after a training chunk."""
+whole batch (up to float rounding), and the same parameters after a gradient step."""
 
 import chex
 import jax
 import jax.numpy as jnp
-import pytest
 
 from msjax import env as ms_env
 from msjax import imitation, losses, models, ppo
@@ -54,40 +53,38 @@ def _labelled_batch(key) -> losses.Labelled:
     )
 
 
-def _whole_and_microbatched(loss_fn, totals_fn, batch, microbatch_size):
-    whole = losses.microbatched_value_and_grad(loss_fn, totals_fn, PARAMS, batch, 0)
-    parts = losses.microbatched_value_and_grad(loss_fn, totals_fn, PARAMS, batch, microbatch_size)
-    return whole, parts
+def _whole_and_microbatched(loss_fn, totals_fn, batch, microbatch_size=4):
+    @jax.jit
+    def both(params, batch):
+        whole = losses.microbatched_value_and_grad(loss_fn, totals_fn, params, batch, 0)
+        return whole, losses.microbatched_value_and_grad(loss_fn, totals_fn, params, batch, microbatch_size)
+
+    return both(PARAMS, batch)
 
 
-@pytest.mark.parametrize("microbatch_size", [2, 8])
-def test_accumulated_ppo_gradient_equals_the_whole_minibatch_gradient(microbatch_size):
+def test_accumulated_ppo_gradient_equals_the_whole_minibatch_gradient():
     cfg = ppo.PPOConfig(ent_coef=0.01, aux_mine_weight=0.5)
     whole, parts = _whole_and_microbatched(
-        lambda p, b, totals: losses.ppo_loss(p, APPLY, b, cfg, totals), losses.ppo_totals,
-        _ppo_batch(jax.random.key(1)), microbatch_size,
+        lambda p, b, totals: losses.ppo_loss(p, APPLY, b, cfg, totals), losses.ppo_totals, _ppo_batch(jax.random.key(1))
     )
     chex.assert_trees_all_close(parts, whole, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("microbatch_size", [2, 8])
-def test_accumulated_imitation_gradient_equals_the_whole_batch_gradient(microbatch_size):
+def test_accumulated_imitation_gradient_equals_the_whole_batch_gradient():
     cfg = imitation.ImitationConfig(guess_weight=0.3, aux_mine_weight=0.5)
     whole, parts = _whole_and_microbatched(
         lambda p, b, totals: losses.imitation_loss(p, APPLY, b, cfg, totals), losses.imitation_totals,
-        _labelled_batch(jax.random.key(2)), microbatch_size,
+        _labelled_batch(jax.random.key(2)),
     )
     chex.assert_trees_all_close(parts, whole, rtol=1e-5, atol=1e-6)
 
 
-def test_a_ppo_chunk_with_micro_batches_trains_the_same_parameters():
-    env_cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
-    model_cfg = models.ModelConfig(channels=(8,), value_hidden=8)
-    whole_cfg = ppo.PPOConfig(num_envs=8, steps_per_env=4, mini_batches=2, ppo_epochs=1, frontier_mask_until_updates=0)
+def test_a_ppo_gradient_step_with_micro_batches_gives_the_same_parameters():
+    batch = _ppo_batch(jax.random.key(3))
     params = {}
     for microbatch_size in (0, 4):
-        ppo_cfg = ppo.PPOConfig(**{**whole_cfg.__dict__, "microbatch_size": microbatch_size})
-        state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
-        state, _ = ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, num_updates=1)(state)
-        params[microbatch_size] = state.params
-    chex.assert_trees_all_close(params[4], params[0], rtol=1e-4, atol=1e-6)
+        cfg = ppo.PPOConfig(num_envs=8, steps_per_env=4, mini_batches=2, microbatch_size=microbatch_size)
+        optimizer = ppo.make_optimizer(cfg)
+        step = jax.jit(lambda p, b: ppo.update_minibatch((p, optimizer.init(p)), b, APPLY, optimizer, cfg)[0][0])
+        params[microbatch_size] = step(PARAMS, batch)
+    chex.assert_trees_all_close(params[4], params[0], rtol=1e-5, atol=1e-7)
