@@ -74,7 +74,7 @@ class ImitationConfig:
         step: its gradient is accumulated over micro-batches of this size (the same
         gradient up to float rounding), so the activations kept for the backward pass
         shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
-        ``num_envs * steps_per_update``; 0 = all the update's states at once.
+        ``num_envs * steps_per_update``; 0, or that many or more: all at once.
     """
 
     enabled: bool = True

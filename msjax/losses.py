@@ -306,12 +306,21 @@ def imitation_totals(batch: Labelled) -> ImitationTotals:
     )
 
 
+def num_microbatches(batch_size: int, microbatch_size: int) -> int:
+    """Micro-batches of ``microbatch_size`` in a batch of ``batch_size``; one when the size is
+    0 (off) or covers the whole batch."""
+    return batch_size // microbatch_size if 0 < microbatch_size < batch_size else 1
+
+
 def check_microbatch_size(field: str, microbatch_size: Any, batch_size: int, batch_name: str) -> None:
-    """Raises ``ValueError`` unless ``microbatch_size`` is 0 (off) or divides ``batch_size``."""
+    """Raises ``ValueError`` unless ``microbatch_size`` is 0 (off), a divisor of
+    ``batch_size``, or at least ``batch_size`` (one micro-batch)."""
     if not isinstance(microbatch_size, int) or isinstance(microbatch_size, bool) or microbatch_size < 0 or (
-        microbatch_size and batch_size % microbatch_size
+        microbatch_size < batch_size and batch_size % max(microbatch_size, 1)
     ):
-        raise ValueError(f"{field}={microbatch_size!r} must be 0 (off) or a divisor of {batch_name}={batch_size}")
+        raise ValueError(
+            f"{field}={microbatch_size!r} must be 0 (off), a divisor of {batch_name}={batch_size}, or more"
+        )
 
 
 def split_microbatches(batch: Any, num_microbatches: int) -> Any:
@@ -336,8 +345,8 @@ def microbatched_value_and_grad(
 ) -> tuple[tuple[jax.Array, dict[str, jax.Array]], Any]:
     """``((loss, metrics), grads)`` of ``loss_fn(params, batch, totals)`` on the whole
     ``batch`` (leaves ``[B, ...]``), its micro-batches of ``microbatch_size`` samples (a
-    divisor of ``B``; 0 = one micro-batch) passing through the network one at a time
-    (``lax.scan``).
+    divisor of ``B``; 0 or ``B`` and more: one micro-batch) passing through the network
+    one at a time (``lax.scan``).
 
     Every micro-batch's loss takes the whole batch's ``totals_fn(batch)``; the sums of
     their losses, metrics and gradients are the whole batch's, up to float rounding.
@@ -345,11 +354,11 @@ def microbatched_value_and_grad(
     ``arrange`` places the micro-batches (leaves ``[K, B/K, ...]``) on the devices.
     """
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
-    num_microbatches = jax.tree.leaves(batch)[0].shape[0] // microbatch_size if microbatch_size else 1
-    if num_microbatches == 1:
+    num_parts = num_microbatches(jax.tree.leaves(batch)[0].shape[0], microbatch_size)
+    if num_parts == 1:
         return grad_fn(params, batch, None)
     totals = totals_fn(batch)
-    microbatches = arrange(split_microbatches(batch, num_microbatches))
+    microbatches = arrange(split_microbatches(batch, num_parts))
     first = jax.tree.map(lambda x: x[0], microbatches)
     zeros = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(grad_fn, params, first, totals))
 

@@ -68,7 +68,8 @@ class PPOConfig:
         seed's sketch; standard in PPO implementations and makes the loss scale-free).
       microbatch_size: a divisor of the minibatch: its gradient is accumulated over
         micro-batches of this size (the same gradient, advantages normalised over the
-        whole minibatch; fewer activations held at once); 0 = the whole minibatch at once.
+        whole minibatch; fewer activations held at once); 0, or the minibatch's size or
+        more: the whole minibatch at once.
     """
 
     num_envs: int = 256

@@ -135,6 +135,5 @@ def check_fits(memory: ChunkMemory, limit_bytes: int | None, microbatch_size: in
         f"the {memory.stage} chunk needs {memory.total_bytes / GIB:.2f} GiB of device memory "
         f"(state {memory.argument_bytes / GIB:.2f} GiB in, {memory.output_bytes / GIB:.2f} GiB out, "
         f"{memory.temp_bytes / GIB:.2f} GiB temporary) but the device has {limit_bytes / GIB:.2f} GiB: "
-        f"set {setting}{current} to a smaller divisor of the minibatch, or model.remat=true, "
-        f"or fewer boards per update (python -m msjax.memory CONFIG shows the figures)"
+        f"set {setting}{current} to a smaller divisor of its batch, or use fewer boards per update (python -m msjax.memory CONFIG shows the figures)"
     )
