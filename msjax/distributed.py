@@ -235,8 +235,12 @@ def jit_chunk(
             return compiled(state)
 
     def lower(state: Any) -> Any:
+        # placed as a call's state is, so that the call reuses this compilation
+        placed = jax.tree.map(
+            lambda leaf, sharding: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding), state, shardings
+        )
         with jax.set_mesh(mesh):
-            return compiled.lower(state)
+            return compiled.lower(placed)
 
     chunk_on_mesh.compiled = compiled  # the jitted program, for inspection (cache size, lowering)
     chunk_on_mesh.lower = lower
