@@ -66,10 +66,9 @@ class PPOConfig:
       anneal_lr: cosine-decay the learning rate to 0 over ``total_updates``; else constant.
       normalize_advantages: standardise advantages within each minibatch (not in the
         seed's sketch; standard in PPO implementations and makes the loss scale-free).
-      microbatch_size: a divisor of the minibatch: its gradient is accumulated over
-        micro-batches of this size (the same gradient, advantages normalised over the
-        whole minibatch; fewer activations held at once); 0, or the minibatch's size or
-        more: the whole minibatch at once.
+      microbatch_size: a divisor of the minibatch, whose gradient is then accumulated over
+        micro-batches of this size (the same gradient in less memory; 0 or >= the
+        minibatch: off). Advantages are normalised over the whole minibatch.
     """
 
     num_envs: int = 256
@@ -124,9 +123,8 @@ def validate_config(cfg: PPOConfig) -> None:
             f"PPOConfig.mini_batches={cfg.mini_batches} must divide steps_per_env="
             f"{cfg.steps_per_env} (each minibatch takes the same number of steps of every game)"
         )
-    losses.check_microbatch_size(
-        "PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, "num_envs*steps_per_env/mini_batches"
-    )
+    batch_name = "num_envs*steps_per_env/mini_batches"
+    losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, batch_name)
     ranges = {"in [0, 1]": lambda v: 0.0 <= v <= 1.0, "> 0": lambda v: v > 0.0, ">= 0": lambda v: v >= 0.0}
     for allowed, names in (
         ("in [0, 1]", ("gamma", "gae_lambda")),
@@ -383,9 +381,9 @@ def update_minibatch(
     carry: tuple[Any, Any], minibatch: Batch, apply_fn: losses.ApplyFn,
     optimizer: optax.GradientTransformation, ppo_cfg: PPOConfig,
 ) -> tuple[tuple[Any, Any], dict[str, jax.Array]]:
-    """One gradient step on ``losses.ppo_loss``: ``(params, opt_state)`` -> the next, and
-    the step's metrics (the loss's, ``loss`` and ``grad_norm``). With
-    ``ppo_cfg.microbatch_size`` the gradient is accumulated over micro-batches."""
+    """One gradient step on ``losses.ppo_loss`` (accumulated over ``microbatch_size``
+    micro-batches): ``(params, opt_state)`` -> the next, and the step's metrics (the
+    loss's, ``loss`` and ``grad_norm``)."""
     params, opt_state = carry
     (loss, metrics), grads = losses.microbatched_value_and_grad(
         lambda p, batch, totals: losses.ppo_loss(p, apply_fn, batch, ppo_cfg, totals), losses.ppo_totals,
