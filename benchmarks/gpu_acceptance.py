@@ -10,13 +10,14 @@ the end as Markdown tables; both are also written to ``--out`` (``acceptance.jso
 * ``env``: env steps/s of random valid reveals (``benchmarks/env_throughput.py``'s msjax
   rollout) at 16k and 64k boards on the three standard boards.
 * ``train``: for each shipped accelerator config (beginner, intermediate, expert,
-  curriculum; bf16) and each of its stages, the training chunk as the runner builds it
-  (``msjax.train.make_stages``): compile time, env steps/s of a steady chunk, XLA's
+  curriculum; bf16) and each of its stages, a 2-update training chunk as the runner
+  builds it (``msjax.train.make_stages``): compile time, env steps/s of a steady chunk, XLA's
   memory analysis of the chunk (argument + output + temporary bytes) and, on a GPU, the
   device's peak bytes in use so far (``memory_stats()["peak_bytes_in_use"]``: a running
   maximum over the process, so a row shows the largest chunk run up to it).
 * ``beginner_run``: ``configs/beginner.py`` trained for ``--run-s`` seconds (imitation
-  for a third of them, then PPO), its greedy win rate on fresh boards after each chunk.
+  for a third of them, then PPO), its greedy win rate on 1000 fresh boards after every
+  10 updates.
 
 A time budget (``--budget-s``) guards the whole run: work that would start after it is
 skipped and listed as skipped. Without a GPU (the CPU backend) everything is scaled
@@ -46,8 +47,11 @@ CPU_OVERRIDES = (
     "ppo.num_envs=16", "ppo.steps_per_env=4", "ppo.mini_batches=2", "ppo.ppo_epochs=1", "ppo.microbatch_size=4",
     "imitation.num_envs=16", "imitation.steps_per_update=2", "imitation.microbatch_size=8",
     "model.residual=false", "model.channels=(8,)", "model.dtype=float32",
-    "run.chunk_updates=2", "run.eval_episodes=32", "run.eval_batch_size=32",
+    "run.eval_episodes=32", "run.eval_batch_size=32",
 )
+TRAIN_CHUNK_UPDATES = 2  # updates per timed chunk: a few seconds each for the largest configs
+RUN_CHUNK_UPDATES = {"gpu": 10, "cpu": 2}  # updates between the beginner run's evaluations
+RUN_EVAL_EPISODES = {"gpu": 1000, "cpu": 32}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -72,10 +76,11 @@ def peak_bytes() -> int | None:
     return stats.get("peak_bytes_in_use")
 
 
-def shipped_config(name: str) -> config_lib.ExperimentConfig:
-    cfg = config_lib.load_config(name)
+def shipped_config(name: str, chunk_updates: int, extra: tuple[str, ...] = ()) -> config_lib.ExperimentConfig:
+    """configs/NAME.py (scaled down on the CPU) with ``chunk_updates`` per chunk."""
     overrides = [] if on_accelerator() else list(CPU_OVERRIDES)
-    return config_lib.apply_overrides(cfg, overrides + ["run.progress_bar=false", "run.tensorboard=false"])
+    overrides += [f"run.chunk_updates={chunk_updates}", *extra]
+    return config_lib.apply_overrides(config_lib.load_config(name), overrides)
 
 
 # ----------------------------------------------------------------------------- sections
@@ -126,7 +131,7 @@ def train_rows(config_names: list[str], stage_names: list[str], deadline: float)
     mesh = distributed.make_mesh(1)
     rows = []
     for name in config_names:
-        cfg = shipped_config(name)
+        cfg = shipped_config(name, TRAIN_CHUNK_UPDATES)
         for stage in train.make_stages(cfg, mesh):
             if stage.name not in stage_names:
                 continue
@@ -141,7 +146,8 @@ def train_rows(config_names: list[str], stage_names: list[str], deadline: float)
 def beginner_run_rows(run_s: float, stage_names: list[str], deadline: float) -> list[dict[str, Any]]:
     """Imitation for a third of ``run_s``, then PPO for the rest (each at least one chunk,
     within the budget); the greedy win rate after every chunk."""
-    cfg = shipped_config("beginner")
+    kind = "gpu" if on_accelerator() else "cpu"
+    cfg = shipped_config("beginner", RUN_CHUNK_UPDATES[kind], (f"run.eval_episodes={RUN_EVAL_EPISODES[kind]}",))
     stages = [stage for stage in train.make_stages(cfg, distributed.make_mesh(1)) if stage.name in stage_names]
     rows, started, state = [], time.perf_counter(), None
     for stage in stages:
