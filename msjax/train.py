@@ -441,11 +441,11 @@ def train(cfg: ExperimentConfig, run_dir: Path, resume: bool) -> tuple[Path, dic
     checkpoint's path and the final evaluation, also written to ``final_eval.json``."""
     mesh = distributed.make_mesh(cfg.run.num_devices)
     stages = make_stages(cfg, mesh)
-    check_memory(stages, cfg)
     main_process = distributed.is_main_process()
     keep = cfg.run.keep_checkpoints
     with contextlib.closing(checkpoint_lib.Checkpoints(run_dir / "checkpoints", keep=keep)) as checkpoints:
         start_index, state = restore_latest(checkpoints, stages, cfg, mesh) if resume else (0, None)
+        check_memory(stages[start_index:], cfg)
         done = stages[start_index].first_step
         done += int(distributed.host_value(state.update)) if state is not None else 0
         if main_process:
