@@ -10,6 +10,11 @@ One JSON line per row as it is measured, then a table.
     python benchmarks/train_throughput.py                           # 8x8x10, seed CNN, CPU-sized
     python benchmarks/train_throughput.py --boards 8x8x10 16x16x40 --num-envs 1024 4096  # GPU
     python benchmarks/train_throughput.py --channels 16,32,32 --steps-per-env 32 --quick
+    python benchmarks/train_throughput.py --num-envs 256 --microbatch-sizes 0 512   # micro-batching's cost
+
+With several ``--microbatch-sizes`` (``ppo.microbatch_size``, 0 = off) or ``--remat
+false true`` each board x num_envs is measured once per value, in one process, so their
+ratio is taken at equal work on the same machine.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=2, help="steady-state chunks timed")
     parser.add_argument("--channels", default="32,64,64", help="plain CNN widths (the seed's by default)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--microbatch-sizes", nargs="+", type=int, default=[0], help="ppo.microbatch_size values")
+    parser.add_argument("--remat", nargs="+", default=["false"], choices=["false", "true"], help="model.remat values")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 update, 1 repeat")
     return parser.parse_args(argv)
 
@@ -46,12 +53,12 @@ def device_name() -> str:
     return getattr(device, "device_kind", None) or device.platform
 
 
-def measure(board: str, num_envs: int, args: argparse.Namespace) -> dict:
+def measure(board: str, num_envs: int, args: argparse.Namespace, microbatch_size: int = 0, remat: bool = False) -> dict:
     """Times one configuration; returns its JSON row."""
     height, width, mines = ms_env.parse_board(board)
     env_cfg = ms_env.EnvConfig(H=height, W=width, mine_count=mines)
     model_cfg = models.ModelConfig(
-        channels=tuple(int(c) for c in args.channels.split(",")), dtype=args.dtype, flag_actions=False
+        channels=tuple(int(c) for c in args.channels.split(",")), dtype=args.dtype, flag_actions=False, remat=remat
     )
     ppo_cfg = ppo.PPOConfig(
         num_envs=num_envs,
@@ -59,6 +66,7 @@ def measure(board: str, num_envs: int, args: argparse.Namespace) -> dict:
         mini_batches=args.mini_batches,
         ppo_epochs=args.ppo_epochs,
         frontier_mask_until_updates=0,
+        microbatch_size=microbatch_size,
     )
     chunk = ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, args.updates)
     state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
@@ -84,6 +92,8 @@ def measure(board: str, num_envs: int, args: argparse.Namespace) -> dict:
         "steps_per_env": args.steps_per_env,
         "channels": args.channels,
         "dtype": args.dtype,
+        "microbatch_size": microbatch_size,
+        "remat": remat,
         "env_steps_per_s": round(env_steps / chunk_s, 1),
         "update_s": round(chunk_s / args.updates, 3),
         "compile_s": round(max(first_call_s - chunk_s, 0.0), 2),
@@ -98,15 +108,20 @@ def main(argv=None) -> None:
     rows = []
     for board in args.boards:
         for num_envs in args.num_envs:
-            row = measure(board, num_envs, args)
-            print(json.dumps(row), flush=True)
-            rows.append(row)
-    header = f"{'device':<10} {'board':<9} {'envs':>6} {'steps':>6} {'env steps/s':>12} {'s/update':>9} {'compile s':>10}"
+            for microbatch_size in args.microbatch_sizes:
+                for remat in args.remat:
+                    row = measure(board, num_envs, args, microbatch_size, remat == "true")
+                    print(json.dumps(row), flush=True)
+                    rows.append(row)
+    header = (
+        f"{'device':<10} {'board':<9} {'envs':>6} {'steps':>6} {'micro':>6} {'remat':>6} "
+        f"{'env steps/s':>12} {'s/update':>9} {'compile s':>10}"
+    )
     print("\n" + header + "\n" + "-" * len(header))
     for row in rows:
         print(
             f"{row['device']:<10} {row['board']:<9} {row['num_envs']:>6} {row['steps_per_env']:>6} "
-            f"{row['env_steps_per_s']:>12,.0f} {row['update_s']:>9.3f} {row['compile_s']:>10.1f}"
+            f"{row['microbatch_size']:>6} {str(row['remat']):>6} {row['env_steps_per_s']:>12,.0f} {row['update_s']:>9.3f} {row['compile_s']:>10.1f}"
         )
 
 

@@ -7,6 +7,10 @@ transitions (minibatches of ~16k). Imitation of the rule solver comes first, wit
 the boards played by the network itself (DAgger). The policy only reveals
 (``flag_actions=False``): flags never help to win, and a policy that may flag can
 stall instead of committing to a reveal.
+Micro-batches bound the memory of each gradient step without changing its data (the same
+gradient up to float rounding): every compiled chunk fits a 16 GB card by XLA's memory
+analysis (``python -m msjax.memory configs/beginner.py --config.model.conv_impl=xla``;
+benchmarks/RESULTS.md).
 """
 
 from msjax.config import ExperimentConfig, RunConfig
@@ -21,7 +25,8 @@ def get_config() -> ExperimentConfig:
         env=EnvConfig(H=8, W=8, mine_count=10, guarantee_safe_neighborhood=True),
         model=ModelConfig(channels=(32, 64, 64), dtype="bfloat16", flag_actions=False),
         imitation=ImitationConfig(
-            enabled=True, num_envs=4096, steps_per_update=16, num_updates=1000, lr=1e-3, learner_fraction=0.5
+            enabled=True, num_envs=4096, steps_per_update=16, num_updates=1000, lr=1e-3, learner_fraction=0.5,
+            microbatch_size=16384,
         ),
         ppo=PPOConfig(
             num_envs=4096,

@@ -8,7 +8,10 @@ rate on the current board (at its standard mine count) passes the seed's thresho
 replay the earlier boards and, before a promotion, 10% preview the next one. Only these
 traced weights change, so one compiled program trains every level. Imitation of the rule
 solver warms the network up on the first board; then PPO at the expert config's GPU
-scale.
+scale. Micro-batches bound the memory of each gradient step without changing its data
+(the same gradient up to float rounding), so that every compiled chunk fits a 16 GB card
+by XLA's memory analysis (``python -m msjax.memory configs/curriculum.py
+--config.model.conv_impl=xla``; benchmarks/RESULTS.md).
 
 On a 2-core CPU, tiny settings run the whole pipeline (imitation, PPO on the padded mix,
 per-board evaluations, checkpoints) end to end in one to two minutes::
@@ -56,7 +59,8 @@ def get_config() -> ExperimentConfig:
             residual=True, num_res_blocks=8, res_channels=64, dtype="bfloat16", flag_actions=False
         ),
         imitation=ImitationConfig(
-            enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3, learner_fraction=0.5
+            enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3, learner_fraction=0.5,
+            microbatch_size=4096,
         ),
         ppo=PPOConfig(
             num_envs=4096,
@@ -65,6 +69,7 @@ def get_config() -> ExperimentConfig:
             ppo_epochs=3,
             frontier_mask_until_updates=0,
             total_updates=8000,
+            microbatch_size=512,
         ),
         run=RunConfig(
             chunk_updates=25,

@@ -4,6 +4,10 @@ The seed's PPO settings with 4096 boards of 32-step rollouts per update and the 
 residual network (wider boards need a larger receptive field). Imitation of the rule
 solver comes first, with half the boards played by the network itself (DAgger). The
 policy only reveals (``flag_actions=False``).
+Micro-batches bound the memory of each gradient step without changing its data (the same
+gradient up to float rounding): every compiled chunk fits a 16 GB card by XLA's memory
+analysis (``python -m msjax.memory configs/intermediate.py --config.model.conv_impl=xla``;
+benchmarks/RESULTS.md).
 """
 
 from msjax.config import ExperimentConfig, RunConfig
@@ -20,7 +24,8 @@ def get_config() -> ExperimentConfig:
             residual=True, num_res_blocks=6, res_channels=64, dtype="bfloat16", flag_actions=False
         ),
         imitation=ImitationConfig(
-            enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3, learner_fraction=0.5
+            enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3, learner_fraction=0.5,
+            microbatch_size=2048,
         ),
         ppo=PPOConfig(
             num_envs=4096,
@@ -29,6 +34,7 @@ def get_config() -> ExperimentConfig:
             ppo_epochs=3,
             frontier_mask_until_updates=0,
             total_updates=4000,
+            microbatch_size=2048,
         ),
         run=RunConfig(
             chunk_updates=25,

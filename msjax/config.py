@@ -53,6 +53,9 @@ class RunConfig:
       progress_bar: show a tqdm progress bar.
       num_devices: devices the training stages run on, data-parallel (0 = all devices of
         every process); ``ppo.num_envs`` and ``imitation.num_envs`` must divide by it.
+      device_memory_gib: device memory each compiled chunk must fit in, GiB, checked
+        before the first update (``msjax.memory.check_fits``); 0 = what the device says
+        it has (``memory_stats()``: accelerators only, no check on the CPU), >= 0.
     """
 
     seed: int = 0
@@ -67,6 +70,7 @@ class RunConfig:
     tensorboard: bool = True
     progress_bar: bool = True
     num_devices: int = 0
+    device_memory_gib: float = 0.0
 
     def __post_init__(self):
         for name in ("seed", "eval_every_updates", "checkpoint_every_updates", "num_devices"):
@@ -74,6 +78,8 @@ class RunConfig:
         positive = ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints")
         for name in positive:
             _check_int(self, name, low=1)
+        if not isinstance(self.device_memory_gib, (int, float)) or not self.device_memory_gib >= 0:
+            raise ValueError(f"RunConfig.device_memory_gib={self.device_memory_gib!r} must be a number >= 0")
         if not isinstance(self.workdir, str) or not self.workdir:
             raise ValueError(f"RunConfig.workdir={self.workdir!r} must be a non-empty path")
 

@@ -215,6 +215,12 @@ def constrain(tree: Any, spec: PartitionSpec) -> Any:
     return jax.lax.with_sharding_constraint(tree, spec)
 
 
+def constrain_to_games(tree: Any) -> Any:
+    """``tree``'s leaves ``[K, B, ...]`` split over the devices along ``B`` (the games'
+    axis of a stack of batches, e.g. micro-batches); see ``constrain``."""
+    return constrain(tree, PartitionSpec(None, DATA_AXIS))
+
+
 def per_device(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` of batched pytrees (every input and output leaf has the game axis first)
     run by each device on its own games (``shard_map``) when traced for a mesh
@@ -252,7 +258,8 @@ def jit_chunk(
     metrics replicated, and ``chunk`` traced with the mesh as the context mesh, so that
     its ``per_device`` and ``constrain`` parts split over the devices. The state passed
     in must already be placed so (``place``, or a checkpoint restored with
-    ``state_shardings``).
+    ``state_shardings``). Either way the result has ``lower(state)`` (a concrete or
+    abstract state) for XLA's ahead-of-time analysis, e.g. its memory.
 
     Raises:
       ValueError: the state's games (``env_states``, counted by the config field
@@ -273,7 +280,16 @@ def jit_chunk(
         with jax.set_mesh(mesh):
             return compiled(state)
 
+    def lower(state: Any) -> Any:
+        # placed as a call's state is, so that the call reuses this compilation
+        placed = jax.tree.map(
+            lambda leaf, sharding: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding), state, shardings
+        )
+        with jax.set_mesh(mesh):
+            return compiled.lower(placed)
+
     chunk_on_mesh.compiled = compiled  # the jitted program, for inspection (cache size, lowering)
+    chunk_on_mesh.lower = lower
     return chunk_on_mesh
 
 

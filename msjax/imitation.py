@@ -70,6 +70,11 @@ class ImitationConfig:
         by belief propagation, below 4 it guesses uniformly.
       learner_fraction: fraction of the games (rounded down) that the network plays,
         sampling its own masked policy, in [0, 1]; the solver plays the rest.
+      microbatch_size: states that pass through the network together in the gradient
+        step: its gradient is accumulated over micro-batches of this size (the same
+        gradient up to float rounding), so the activations kept for the backward pass
+        shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
+        ``num_envs * steps_per_update``; 0, or that many or more: all at once.
     """
 
     enabled: bool = True
@@ -85,6 +90,7 @@ class ImitationConfig:
     label_max_layer: int = 2
     play_max_layer: int = 4
     learner_fraction: float = 0.5
+    microbatch_size: int = 0
 
     def __post_init__(self):
         validate_config(self)
@@ -118,6 +124,10 @@ def validate_config(cfg: ImitationConfig) -> None:
             raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be >= 0")
     if not 0.0 <= cfg.learner_fraction <= 1.0:
         raise ValueError(f"ImitationConfig.learner_fraction={cfg.learner_fraction!r} must be in [0, 1]")
+    losses.check_microbatch_size(
+        "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.num_envs * cfg.steps_per_update,
+        "num_envs*steps_per_update",
+    )
     if cfg.label_max_layer not in (1, 2, 3):
         raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
     if cfg.play_max_layer not in (1, 2, 3, 4):
@@ -240,9 +250,12 @@ def update_network(
     optimizer: optax.GradientTransformation, il_cfg: ImitationConfig,
 ) -> tuple[Any, Any, dict[str, jax.Array]]:
     """One gradient step on ``losses.imitation_loss``: ``(params, opt_state, metrics)``,
-    metrics the loss's plus ``loss`` and ``grad_norm``."""
-    grad_fn = jax.value_and_grad(losses.imitation_loss, has_aux=True)
-    (loss, metrics), grads = grad_fn(state.params, apply_fn, batch, il_cfg)
+    metrics the loss's plus ``loss`` and ``grad_norm``. With ``il_cfg.microbatch_size``
+    the gradient is accumulated over micro-batches."""
+    (loss, metrics), grads = losses.microbatched_value_and_grad(
+        lambda params, part, totals: losses.imitation_loss(params, apply_fn, part, il_cfg, totals),
+        losses.imitation_totals, state.params, batch, il_cfg.microbatch_size, distributed.constrain_to_games,
+    )
     updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     return params, opt_state, {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}

@@ -124,24 +124,32 @@ def gae(
 # ----------------------------------------------------------------------------- losses
 
 
-def mine_bce(mine_logits: jax.Array, mine_mask: jax.Array, label_mask: jax.Array) -> jax.Array:
+def mine_bce(
+    mine_logits: jax.Array, mine_mask: jax.Array, label_mask: jax.Array, num_labels: jax.Array | None = None
+) -> jax.Array:
     """Mean binary cross-entropy of the mine head over the labelled cells.
 
     Args:
       mine_logits: float32[B, H, W]; mine_mask: bool[B, H, W], the true mines;
-      label_mask: bool[B, H, W], the cells that count (hidden cells of placed games).
+      label_mask: bool[B, H, W], the cells that count (hidden cells of placed games);
+      num_labels: float32[], the count the mean divides by (default: ``label_mask``'s; a
+        micro-batch passes its whole batch's).
     """
     per_cell = optax.sigmoid_binary_cross_entropy(mine_logits, mine_mask.astype(jnp.float32))
     weight = label_mask.astype(jnp.float32)
-    return jnp.sum(per_cell * weight) / jnp.maximum(jnp.sum(weight), 1.0)
+    num_labels = jnp.sum(weight) if num_labels is None else num_labels
+    return jnp.sum(per_cell * weight) / jnp.maximum(num_labels, 1.0)
 
 
 def ppo_loss(
-    params: Any, apply_fn: ApplyFn, batch: Batch, ppo_cfg: PPOLossConfig
+    params: Any, apply_fn: ApplyFn, batch: Batch, ppo_cfg: PPOLossConfig, totals: PPOTotals | None = None
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The clipped PPO objective (to minimise) on one minibatch.
 
     ``loss = policy_loss + vf_coef * value_loss - ent_coef * entropy + aux_mine_weight * mine_bce``.
+    Given the ``totals`` of a whole minibatch that ``batch`` is a micro-batch of, the loss
+    and metrics are ``batch``'s share of the minibatch's (they sum to them), advantages
+    normalised by the whole minibatch's statistics.
 
     Returns:
       ``(loss, metrics)`` with metrics ``policy_loss``, ``value_loss``, ``entropy``,
@@ -151,20 +159,25 @@ def ppo_loss(
     pi = distrax.Categorical(logits=masked_logits(logits, batch.action_mask))
     log_prob = pi.log_prob(batch.action)
 
+    totals = ppo_totals(batch) if totals is None else totals
+
+    def mean(x: jax.Array) -> jax.Array:  # over the whole minibatch
+        return jnp.sum(x) / totals.num_samples
+
     advantage = batch.advantage
     if ppo_cfg.normalize_advantages:
-        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+        advantage = (advantage - totals.advantage_mean) / (totals.advantage_std + 1e-8)
     log_ratio = log_prob - batch.log_prob
     ratio = jnp.exp(log_ratio)
     clipped_ratio = jnp.clip(ratio, 1.0 - ppo_cfg.clip_eps, 1.0 + ppo_cfg.clip_eps)
-    policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, clipped_ratio * advantage))
+    policy_loss = -mean(jnp.minimum(ratio * advantage, clipped_ratio * advantage))
 
     value_clipped = batch.value + jnp.clip(value - batch.value, -ppo_cfg.clip_eps_v, ppo_cfg.clip_eps_v)
-    value_loss = 0.5 * jnp.mean(
+    value_loss = 0.5 * mean(
         jnp.maximum(jnp.square(value - batch.target), jnp.square(value_clipped - batch.target))
     )
-    entropy = jnp.mean(pi.entropy())
-    bce = mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask)
+    entropy = mean(pi.entropy())
+    bce = mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask, totals.num_mine_labels)
 
     loss = (
         policy_loss
@@ -177,20 +190,23 @@ def ppo_loss(
         "value_loss": value_loss,
         "entropy": entropy,
         "mine_bce": bce,
-        "approx_kl": jnp.mean((ratio - 1.0) - log_ratio),
-        "clip_frac": jnp.mean((jnp.abs(ratio - 1.0) > ppo_cfg.clip_eps).astype(jnp.float32)),
+        "approx_kl": mean((ratio - 1.0) - log_ratio),
+        "clip_frac": mean((jnp.abs(ratio - 1.0) > ppo_cfg.clip_eps).astype(jnp.float32)),
     }
     return loss, metrics
 
 
 def imitation_loss(
-    params: Any, apply_fn: ApplyFn, batch: Labelled, il_cfg: ImitationLossConfig
+    params: Any, apply_fn: ApplyFn, batch: Labelled, il_cfg: ImitationLossConfig,
+    totals: ImitationTotals | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Set cross-entropy on forced states, solver cross-entropy on the others, mine BCE.
 
     ``loss = policy_ce + guess_weight * guess_ce + aux_mine_weight * mine_bce``, each
     term a mean over the states it covers. The policy term on a forced state is
     ``-log sum_{a in forced_safe} pi(a)``, the probability of playing some proven-safe cell.
+    Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
+    metrics are ``batch``'s share of the whole batch's (they sum to them).
 
     Returns:
       ``(loss, metrics)``; metrics ``policy_ce`` (mean over forced states), ``guess_ce``
@@ -208,13 +224,13 @@ def imitation_loss(
     solver_ce = log_total - solver_logit
     is_guess = batch.has_guess_label & ~has_forced
 
+    totals = imitation_totals(batch) if totals is None else totals
     forced_weight = has_forced.astype(jnp.float32)
-    guess_weight = is_guess.astype(jnp.float32)
-    num_forced = jnp.maximum(jnp.sum(forced_weight), 1.0)
-    num_guess = jnp.maximum(jnp.sum(guess_weight), 1.0)
+    num_forced = jnp.maximum(totals.num_forced, 1.0)
+    num_guess = jnp.maximum(totals.num_guess, 1.0)
     policy_ce = jnp.sum(jnp.where(has_forced, set_ce, 0.0)) / num_forced
     guess_ce = jnp.sum(jnp.where(is_guess, solver_ce, 0.0)) / num_guess
-    bce = mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask)
+    bce = mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask, totals.num_mine_labels)
 
     loss = policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.aux_mine_weight * bce
 
@@ -225,9 +241,132 @@ def imitation_loss(
         "guess_ce": guess_ce,
         "mine_bce": bce,
         "policy_accuracy": jnp.sum(greedy_is_safe & has_forced) / num_forced,
-        "forced_fraction": jnp.sum(forced_weight) / jnp.maximum(jnp.sum(forced_weight + guess_weight), 1.0),
+        "forced_fraction": jnp.sum(forced_weight) / jnp.maximum(totals.num_forced + totals.num_guess, 1.0),
     }
     return loss, metrics
+
+
+# ----------------------------------------------------------------------------- micro-batches
+#
+# Each loss above is a sum over its batch's samples divided by counts of the batch
+# (samples, labelled cells, forced states) and, for PPO, uses the batch's advantage
+# statistics. Given those totals of a whole batch (``ppo_totals``, ``imitation_totals``),
+# the losses of its micro-batches sum to the whole batch's loss, and so do their
+# gradients: ``microbatched_value_and_grad`` passes one micro-batch at a time through
+# the network, which bounds the activations kept for the backward pass.
+
+
+@flax.struct.dataclass
+class PPOTotals:
+    """Statistics of a whole PPO minibatch that its micro-batches' losses share.
+
+    Attributes:
+      num_samples: float32[]; advantage_mean, advantage_std: float32[];
+      num_mine_labels: float32[], labelled cells of the mine head.
+    """
+
+    num_samples: jax.Array
+    advantage_mean: jax.Array
+    advantage_std: jax.Array
+    num_mine_labels: jax.Array
+
+
+def ppo_totals(batch: Batch) -> PPOTotals:
+    """``PPOTotals`` of ``batch`` (leaves ``[B, ...]``)."""
+    return PPOTotals(
+        num_samples=jnp.float32(batch.advantage.shape[0]),
+        advantage_mean=batch.advantage.mean(),
+        advantage_std=batch.advantage.std(),
+        num_mine_labels=jnp.sum(batch.mine_label_mask.astype(jnp.float32)),
+    )
+
+
+@flax.struct.dataclass
+class ImitationTotals:
+    """Counts of a whole imitation batch that its micro-batches' losses share.
+
+    Attributes:
+      num_forced: float32[], states with a forced-safe cell; num_guess: float32[], states
+        of unfinished games without one; num_mine_labels: float32[], labelled cells.
+    """
+
+    num_forced: jax.Array
+    num_guess: jax.Array
+    num_mine_labels: jax.Array
+
+
+def imitation_totals(batch: Labelled) -> ImitationTotals:
+    """``ImitationTotals`` of ``batch`` (leaves ``[B, ...]``)."""
+    has_forced = jnp.any(batch.forced_safe, axis=-1)
+    is_guess = batch.has_guess_label & ~has_forced
+    return ImitationTotals(
+        num_forced=jnp.sum(has_forced.astype(jnp.float32)),
+        num_guess=jnp.sum(is_guess.astype(jnp.float32)),
+        num_mine_labels=jnp.sum(batch.mine_label_mask.astype(jnp.float32)),
+    )
+
+
+def num_microbatches(batch_size: int, microbatch_size: int) -> int:
+    """Micro-batches of ``microbatch_size`` in a batch of ``batch_size``; one when the size is
+    0 (off) or covers the whole batch."""
+    return batch_size // microbatch_size if 0 < microbatch_size < batch_size else 1
+
+
+def check_microbatch_size(field: str, microbatch_size: Any, batch_size: int, batch_name: str) -> None:
+    """Raises ``ValueError`` unless ``microbatch_size`` is 0 (off), a divisor of
+    ``batch_size``, or at least ``batch_size`` (one micro-batch)."""
+    if not isinstance(microbatch_size, int) or isinstance(microbatch_size, bool) or microbatch_size < 0 or (
+        microbatch_size < batch_size and batch_size % max(microbatch_size, 1)
+    ):
+        raise ValueError(
+            f"{field}={microbatch_size!r} must be 0 (off), a divisor of {batch_name}={batch_size}, or more"
+        )
+
+
+def split_microbatches(batch: Any, num_microbatches: int) -> Any:
+    """``batch``'s leaves ``[B, ...]`` as ``[K, B/K, ...]``, micro-batch ``k`` taking the
+    samples ``k, k+K, k+2K, ...`` (strided, so that each spans all the batch's games,
+    whichever devices hold them)."""
+
+    def split(x: jax.Array) -> jax.Array:
+        strided = x.reshape((x.shape[0] // num_microbatches, num_microbatches) + x.shape[1:])
+        return jnp.swapaxes(strided, 0, 1)
+
+    return jax.tree.map(split, batch)
+
+
+def microbatched_value_and_grad(
+    loss_fn: Callable[[Any, Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
+    totals_fn: Callable[[Any], Any],
+    params: Any,
+    batch: Any,
+    microbatch_size: int,
+    arrange: Callable[[Any], Any] = lambda microbatches: microbatches,
+) -> tuple[tuple[jax.Array, dict[str, jax.Array]], Any]:
+    """``((loss, metrics), grads)`` of ``loss_fn(params, batch, totals)`` on the whole
+    ``batch`` (leaves ``[B, ...]``), its micro-batches of ``microbatch_size`` samples (a
+    divisor of ``B``; 0 or ``B`` and more: one micro-batch) passing through the network
+    one at a time (``lax.scan``).
+
+    Every micro-batch's loss takes the whole batch's ``totals_fn(batch)``; the sums of
+    their losses, metrics and gradients are the whole batch's, up to float rounding.
+    With one micro-batch this is ``jax.value_and_grad`` of ``loss_fn(params, batch, None)``.
+    ``arrange`` places the micro-batches (leaves ``[K, B/K, ...]``) on the devices.
+    """
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+    num_parts = num_microbatches(jax.tree.leaves(batch)[0].shape[0], microbatch_size)
+    if num_parts == 1:
+        return grad_fn(params, batch, None)
+    totals = totals_fn(batch)
+    microbatches = arrange(split_microbatches(batch, num_parts))
+    first = jax.tree.map(lambda x: x[0], microbatches)
+    zeros = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(grad_fn, params, first, totals))
+
+    def add(total, microbatch):
+        return jax.tree.map(jnp.add, total, grad_fn(params, microbatch, totals)), None
+
+    total, _ = jax.lax.scan(add, zeros, microbatches)
+    return total
 
 
 # ----------------------------------------------------------------------------- optimizer

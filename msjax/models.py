@@ -55,6 +55,9 @@ class ModelConfig:
         always float32.
       conv_impl: ``"auto"`` (patches on the CPU backend, XLA elsewhere), ``"xla"`` or
         ``"patches"``; parameters are the same for all three.
+      remat: recompute each block of the tower in the backward pass (``jax.checkpoint``)
+        instead of keeping its activations: less memory, more compute; the same
+        parameters and results.
     """
 
     channels: tuple[int, ...] = (32, 64, 64)
@@ -65,6 +68,7 @@ class ModelConfig:
     dtype: str = "float32"
     flag_actions: bool = True
     conv_impl: str = "auto"
+    remat: bool = False
 
     def __post_init__(self):
         if not isinstance(self.channels, tuple) or not self.channels:
@@ -85,6 +89,8 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.value_hidden={self.value_hidden!r} must be an int >= 1")
         if not isinstance(self.flag_actions, bool):
             raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
+        if not isinstance(self.remat, bool):
+            raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
         if self.conv_impl not in _CONV_IMPLS:
             raise ValueError(f"ModelConfig.conv_impl={self.conv_impl!r} must be one of {_CONV_IMPLS}")
         if self.dtype not in _DTYPES:
@@ -184,13 +190,16 @@ class MinesweeperNet(nn.Module):
         on_board = jnp.ones((batch, height, width, 1), x.dtype)
         x = jnp.concatenate([x, on_board], axis=-1).astype(dtype)
 
+        # Explicit names, so that the parameters are the same with and without remat.
+        conv_block = nn.remat(ConvBlock) if self.cfg.remat else ConvBlock
+        residual_block = nn.remat(ResidualBlock) if self.cfg.remat else ResidualBlock
         if self.cfg.residual:
-            x = ConvBlock(self.cfg.res_channels, dtype, impl)(x)
-            for _ in range(self.cfg.num_res_blocks):
-                x = ResidualBlock(self.cfg.res_channels, dtype, impl)(x)
+            x = conv_block(self.cfg.res_channels, dtype, impl, name="ConvBlock_0")(x)
+            for index in range(self.cfg.num_res_blocks):
+                x = residual_block(self.cfg.res_channels, dtype, impl, name=f"ResidualBlock_{index}")(x)
         else:
-            for channels in self.cfg.channels:
-                x = ConvBlock(channels, dtype, impl)(x)
+            for index, channels in enumerate(self.cfg.channels):
+                x = conv_block(channels, dtype, impl, name=f"ConvBlock_{index}")(x)
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only
         cell_logits = nn.Dense(num_kinds, dtype=dtype, name="policy_head")(x)  # [B, H, W, k]

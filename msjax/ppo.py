@@ -32,7 +32,6 @@ import flax
 import jax
 import jax.numpy as jnp
 import optax
-from jax.sharding import PartitionSpec
 
 from msjax import curriculum as curriculum_lib
 from msjax import distributed
@@ -67,6 +66,9 @@ class PPOConfig:
       anneal_lr: cosine-decay the learning rate to 0 over ``total_updates``; else constant.
       normalize_advantages: standardise advantages within each minibatch (not in the
         seed's sketch; standard in PPO implementations and makes the loss scale-free).
+      microbatch_size: a divisor of the minibatch, whose gradient is then accumulated over
+        micro-batches of this size (the same gradient in less memory; 0 or >= the
+        minibatch: off). Advantages are normalised over the whole minibatch.
     """
 
     num_envs: int = 256
@@ -87,6 +89,7 @@ class PPOConfig:
     total_updates: int = 1000
     anneal_lr: bool = True
     normalize_advantages: bool = True
+    microbatch_size: int = 0
 
     def __post_init__(self):
         validate_config(self)
@@ -120,6 +123,8 @@ def validate_config(cfg: PPOConfig) -> None:
             f"PPOConfig.mini_batches={cfg.mini_batches} must divide steps_per_env="
             f"{cfg.steps_per_env} (each minibatch takes the same number of steps of every game)"
         )
+    batch_name = "num_envs*steps_per_env/mini_batches"
+    losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, batch_name)
     ranges = {"in [0, 1]": lambda v: 0.0 <= v <= 1.0, "> 0": lambda v: v > 0.0, ">= 0": lambda v: v >= 0.0}
     for allowed, names in (
         ("in [0, 1]", ("gamma", "gae_lambda")),
@@ -376,11 +381,14 @@ def update_minibatch(
     carry: tuple[Any, Any], minibatch: Batch, apply_fn: losses.ApplyFn,
     optimizer: optax.GradientTransformation, ppo_cfg: PPOConfig,
 ) -> tuple[tuple[Any, Any], dict[str, jax.Array]]:
-    """One gradient step on ``losses.ppo_loss``: ``(params, opt_state)`` -> the next, and
-    the step's metrics (the loss's, ``loss`` and ``grad_norm``)."""
+    """One gradient step on ``losses.ppo_loss`` (accumulated over ``microbatch_size``
+    micro-batches): ``(params, opt_state)`` -> the next, and the step's metrics (the
+    loss's, ``loss`` and ``grad_norm``)."""
     params, opt_state = carry
-    grad_fn = jax.value_and_grad(losses.ppo_loss, has_aux=True)
-    (loss, metrics), grads = grad_fn(params, apply_fn, minibatch, ppo_cfg)
+    (loss, metrics), grads = losses.microbatched_value_and_grad(
+        lambda p, batch, totals: losses.ppo_loss(p, apply_fn, batch, ppo_cfg, totals), losses.ppo_totals,
+        params, minibatch, ppo_cfg.microbatch_size, distributed.constrain_to_games,
+    )
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     return (params, opt_state), {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}
@@ -395,7 +403,7 @@ def update_epoch(
     params, opt_state, key = carry
     key, shuffle_key = jax.random.split(key)
     minibatches = shuffled_minibatches(rollout, shuffle_key, ppo_cfg.mini_batches)
-    minibatches = distributed.constrain(minibatches, PartitionSpec(None, distributed.DATA_AXIS))
+    minibatches = distributed.constrain_to_games(minibatches)
     step = functools.partial(update_minibatch, apply_fn=apply_fn, optimizer=optimizer, ppo_cfg=ppo_cfg)
     (params, opt_state), metrics = jax.lax.scan(step, (params, opt_state), minibatches)
     return (params, opt_state, key), metrics

@@ -60,6 +60,7 @@ from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import evaluate as evaluate_lib
 from msjax import imitation, ppo, runlog
+from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
 from msjax.cli.args import non_negative_int, positive_float
 from msjax.runcontrol import (
@@ -266,6 +267,22 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
     return stages
 
 
+def check_memory(stages: list[Stage], cfg: ExperimentConfig) -> None:
+    """Before the first update: raises ``memory.DoesNotFit`` (one ``error:`` line on the
+    command line) when a stage's compiled chunk needs more memory than a device has,
+    ``run.device_memory_gib`` or else what the device says (nothing is checked where
+    neither is known: the CPU). The chunks compiled here are those the run then uses."""
+    limit = memory_lib.device_limit(cfg.run.device_memory_gib)
+    if limit is None:
+        return
+    programs = memory_lib.stage_programs(cfg, 1)  # for the abstract states
+    microbatch_sizes = {"ppo": cfg.ppo.microbatch_size, "imitation": cfg.imitation.microbatch_size}
+    for stage in stages:
+        chunk = stage.make_chunk(min(cfg.run.chunk_updates, stage.total_updates))
+        figures = memory_lib.compiled_memory(stage.name, chunk.lower(programs[stage.name][1]))
+        memory_lib.check_fits(figures, limit, microbatch_sizes[stage.name])
+
+
 # ----------------------------------------------------------------------------- the loop
 
 
@@ -426,6 +443,7 @@ def train(
         if resume:
             step, start_index, state = restore_checkpoint(checkpoints, stages, cfg, mesh, resume_step)
             set_aside_later_steps(checkpoints, step, run_dir)
+        check_memory(stages[start_index:], cfg)
         done = stages[start_index].first_step
         done += int(distributed.host_value(state.update)) if state is not None else 0
         if main_process:

@@ -95,6 +95,7 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
         ({"play_max_layer": 5}, "play_max_layer"),
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
+        ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):

@@ -36,6 +36,7 @@ LAYERS = {
     "msjax.runlog": 4,
     "msjax.viz": 4,
     "msjax.web": 4,
+    "msjax.memory": 4,
     "msjax.train": 5,
     "msjax.runcontrol": 5,
     "msjax.play": 5,

@@ -75,6 +75,21 @@ def test_patch_convolution_matches_xla_convolution_with_the_same_params():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
+def test_remat_keeps_the_parameters_and_the_gradient():
+    env_cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
+    plain = models.ModelConfig(residual=True, num_res_blocks=1, res_channels=8, value_hidden=8)
+    remat = models.ModelConfig(residual=True, num_res_blocks=1, res_channels=8, value_hidden=8, remat=True)
+    params = models.init_params(jax.random.key(0), plain, env_cfg)
+    assert jax.tree.structure(params) == jax.tree.structure(models.init_params(jax.random.key(0), remat, env_cfg))
+    obs = _obs(env_cfg)
+
+    def gradient(cfg):
+        return jax.grad(lambda p: sum(jnp.sum(out) for out in models.make_model(cfg).apply(p, obs)))(params)
+
+    for a, b in zip(jax.tree.leaves(gradient(plain)), jax.tree.leaves(gradient(remat))):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
     bf16 = models.ModelConfig(channels=(8, 8), value_hidden=8, dtype="bfloat16")

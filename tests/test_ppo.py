@@ -195,6 +195,7 @@ def test_value_loss_takes_the_clipped_branch_when_it_is_worse():
         ({"lr": -1e-3}, "lr"),
         ({"ent_coef": -0.1}, "ent_coef"),
         ({"frontier_mask_until_updates": -1}, "frontier_mask_until_updates"),
+        ({"num_envs": 4, "steps_per_env": 4, "mini_batches": 2, "microbatch_size": 3}, "microbatch_size=3"),
     ],
 )
 def test_bad_ppo_configs_name_the_field(overrides, message):
