@@ -251,3 +251,25 @@ def evaluate_boards(
 def board_win_rates(results: dict[str, Any], env_cfg: ms_env.EnvConfig) -> list[float]:
     """The ``win_rate/NAME`` of every board of the mix, in order (for ``promote``)."""
     return [results[f"win_rate/{board_name(board)}"] for board in env_cfg.boards]
+
+
+def rollout_metrics(
+    done: jax.Array, won: jax.Array, board: jax.Array, state: CurriculumState, board_names: list[str]
+) -> dict[str, jax.Array]:
+    """Scalars of one PPO rollout of a board mix: the curriculum's level (stored as
+    ``curriculum_stage``) and, per board NAME of the mix, ``games_share/NAME`` (its share
+    of the finished games) and ``win_rate_train/NAME``.
+
+    Args:
+      done, won: bool[steps, games], a game ended (was won) at that step.
+      board: int32[steps, games], the board of the mix each game plays.
+    """
+    finished = jnp.sum(done, dtype=jnp.float32)
+    metrics = {"curriculum_stage": state.stage.astype(jnp.float32)}
+    for index, name in enumerate(board_names):
+        ends_here = done & (board == index)
+        games = jnp.sum(ends_here, dtype=jnp.float32)
+        metrics[f"games_share/{name}"] = games / jnp.maximum(finished, 1.0)
+        won_here = jnp.sum(won & ends_here, dtype=jnp.float32)
+        metrics[f"win_rate_train/{name}"] = won_here / jnp.maximum(games, 1.0)
+    return metrics

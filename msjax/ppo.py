@@ -425,22 +425,6 @@ def rollout_metrics(trajectory: Transition, frontier_only: jax.Array) -> dict[st
     }
 
 
-def curriculum_metrics(
-    trajectory: Transition, curriculum: curriculum_lib.CurriculumState, board_names: list[str]
-) -> dict[str, jax.Array]:
-    """The curriculum's level (stored as ``curriculum_stage``) and, per board of the mix,
-    its share of the finished games and its training win rate."""
-    finished = jnp.sum(trajectory.done, dtype=jnp.float32)
-    metrics = {"curriculum_stage": curriculum.stage.astype(jnp.float32)}
-    for index, name in enumerate(board_names):
-        ends_here = trajectory.done & (trajectory.board == index)
-        games = jnp.sum(ends_here, dtype=jnp.float32)
-        metrics[f"games_share/{name}"] = games / jnp.maximum(finished, 1.0)
-        won_here = jnp.sum(trajectory.won & ends_here, dtype=jnp.float32)
-        metrics[f"win_rate_train/{name}"] = won_here / jnp.maximum(games, 1.0)
-    return metrics
-
-
 # ----------------------------------------------------------------------------- the chunk
 
 
@@ -485,7 +469,11 @@ def train_chunk_fn(
         metrics["lr"] = jnp.asarray(lr_schedule(train_state.update * steps_per_update), jnp.float32)
         metrics.update(rollout_metrics(trajectory, frontier_only))
         if train_state.curriculum is not None:
-            metrics.update(curriculum_metrics(trajectory, train_state.curriculum, board_names))
+            metrics.update(
+                curriculum_lib.rollout_metrics(
+                    trajectory.done, trajectory.won, trajectory.board, train_state.curriculum, board_names
+                )
+            )
         next_state = train_state.replace(
             params=params, opt_state=opt_state, env_states=env_states, key=key, update=train_state.update + 1
         )
