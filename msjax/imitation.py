@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models, solver
@@ -70,6 +71,9 @@ class ImitationConfig:
         by belief propagation, below 4 it guesses uniformly.
       learner_fraction: fraction of the games (rounded down) that the network plays,
         sampling its own masked policy, in [0, 1]; the solver plays the rest.
+      random_first_click_share: share of new games opened at a uniformly random cell
+        before anyone plays them (``curriculum.random_first_clicks``), in [0, 1]; the
+        rest open where their player clicks (the solver at ``solver.first_click``).
     """
 
     enabled: bool = True
@@ -85,6 +89,7 @@ class ImitationConfig:
     label_max_layer: int = 2
     play_max_layer: int = 4
     learner_fraction: float = 0.5
+    random_first_click_share: float = 0.0
 
     def __post_init__(self):
         validate_config(self)
@@ -116,8 +121,9 @@ def validate_config(cfg: ImitationConfig) -> None:
     for name in ("weight_decay", "aux_mine_weight", "guess_weight"):
         if not getattr(cfg, name) >= 0.0:
             raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be >= 0")
-    if not 0.0 <= cfg.learner_fraction <= 1.0:
-        raise ValueError(f"ImitationConfig.learner_fraction={cfg.learner_fraction!r} must be in [0, 1]")
+    for name in ("learner_fraction", "random_first_click_share"):
+        if not 0.0 <= getattr(cfg, name) <= 1.0:
+            raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be in [0, 1]")
     if cfg.label_max_layer not in (1, 2, 3):
         raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
     if cfg.play_max_layer not in (1, 2, 3, 4):
@@ -194,6 +200,8 @@ def play_and_label(
     run per device.
     """
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
+    share = il_cfg.random_first_click_share  # opened before anyone plays them: never a labelled move
+    env_states, key = curriculum_lib.random_first_clicks(env_states, key, share, env_cfg)
     by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)
