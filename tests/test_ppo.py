@@ -195,6 +195,7 @@ def test_value_loss_takes_the_clipped_branch_when_it_is_worse():
         ({"lr": -1e-3}, "lr"),
         ({"ent_coef": -0.1}, "ent_coef"),
         ({"frontier_mask_until_updates": -1}, "frontier_mask_until_updates"),
+        ({"random_first_click_share": 2.0}, "random_first_click_share"),
     ],
 )
 def test_bad_ppo_configs_name_the_field(overrides, message):
@@ -273,3 +274,16 @@ def test_train_win_rate_rises_above_the_random_start(training_run):
     start = metrics["win_rate_train"][2:6].mean()  # after the frontier phase, still near random
     end = metrics["win_rate_train"][-5:].mean()
     assert end > start + 0.1, (start, end)
+
+
+def test_random_first_clicks_are_never_transitions_of_the_policy():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
+    for share, unopened_seen in ((1.0, False), (0.0, True)):
+        ppo_cfg = ppo.PPOConfig(num_envs=16, steps_per_env=8, mini_batches=2, random_first_click_share=share)
+        state = ppo.init_train_state(jax.random.key(0), env_cfg, TRAIN_MODEL, ppo_cfg)
+        apply_fn = models.make_model(TRAIN_MODEL).apply
+        collect = jax.jit(ppo.collect_trajectories, static_argnums=(1, 2, 3))
+        _, _, trajectory = collect(state, apply_fn, env_cfg, ppo_cfg, jnp.bool_(False))
+        # a state before the first click has no mines placed, so no mine labels
+        before_first_click = ~np.asarray(trajectory.mine_label_mask).any(axis=(2, 3))
+        assert before_first_click.any() == unopened_seen, share
