@@ -73,7 +73,8 @@ class ImitationConfig:
         sampling its own masked policy, in [0, 1]; the solver plays the rest.
       random_first_click_share: share of new games opened at a uniformly random cell
         before anyone plays them (``curriculum.random_first_clicks``), in [0, 1]; the
-        rest open where their player clicks (the solver at ``solver.first_click``).
+        rest open where their player clicks (the solver at ``solver.first_click``). Off
+        by default: measured worse on configs/small.py (benchmarks/RESULTS.md).
     """
 
     enabled: bool = True

@@ -51,7 +51,8 @@ class ModelConfig:
       block_order: the plain tower's blocks: ``"conv_norm_relu"`` (conv, GroupNorm,
         ReLU in every block) or ``"conv_relu_norm"`` (the seed's sketch: conv, ReLU,
         GroupNorm, and no GroupNorm after the last conv). Same parameter names; the
-        seed's order has no ``GroupNorm_0`` in the last block.
+        seed's order has no ``GroupNorm_0`` in the last block. The default stays: the
+        seed's order was not measurably better on configs/small.py (benchmarks/RESULTS.md).
       flag_actions: when False the policy proposes reveals only: the flag logits are
         the float32 minimum (the action layout stays ``2*H*W``), so every consumer of
         the logits (PPO, evaluation, agents) plays no flags. Flags never help to win,

@@ -63,7 +63,7 @@ class PPOConfig:
       aux_mine_weight: weight of the mine head's BCE, >= 0.
       frontier_mask_until_updates: restrict reveals to the frontier while the update
         counter is below this (0 = never).
-      random_first_click_share: share of new games opened at a random cell, in [0, 1].
+      random_first_click_share: share of new games opened at a random cell, in [0, 1] (0: measured worse).
       total_updates: horizon of the cosine learning-rate decay, in updates, >= 1.
       anneal_lr: cosine-decay the learning rate to 0 over ``total_updates``; else constant.
       normalize_advantages: standardise advantages within each minibatch (not in the

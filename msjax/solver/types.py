@@ -36,7 +36,8 @@ class SolverConfig:
       frontier_risk_limit: seed 001's layer-4 fallback: when every frontier cell (an
         unknown cell next to a revealed number) has an estimated mine probability above
         this, the guess is an unknown cell off the frontier instead (the most likely
-        zero), if there is one. 1.0 (the default) disables it; the seed's value is 0.35.
+        zero), if there is one. 1.0 (the default) disables it; the seed's value is 0.35,
+        which won no more games on any standard board (``benchmarks/RESULTS.md``).
       use_information_gain: among candidate guesses take the one most likely to be a
         zero (the product of its unknown neighbours' safe probabilities, 0 next to a
         proved mine); otherwise a uniformly random candidate.
