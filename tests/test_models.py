@@ -108,10 +108,7 @@ def test_bad_model_configs_name_the_field(field, value, message):
 
 
 def test_the_seeds_block_order_has_no_groupnorm_after_the_last_conv():
-    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
-    seed_order = models.ModelConfig(channels=(8, 8, 8), value_hidden=8, block_order="conv_relu_norm")
-    params = models.init_params(jax.random.key(0), seed_order, env_cfg)
-    blocks = [params["params"][f"ConvBlock_{i}"] for i in range(3)]
-    assert ["GroupNorm_0" in block for block in blocks] == [True, True, False]
-    logits, value, mine_logits = models.make_model(seed_order).apply(params, _obs(env_cfg))
-    assert logits.shape == (3, 50) and value.shape == (3,) and mine_logits.shape == (3, 5, 5)
+    seed_order = models.ModelConfig(channels=(8, 8), value_hidden=8, block_order="conv_relu_norm")
+    params = models.init_params(jax.random.key(0), seed_order, ms_env.EnvConfig(H=4, W=4, mine_count=2))
+    blocks = [params["params"][f"ConvBlock_{i}"] for i in range(2)]
+    assert ["GroupNorm_0" in block for block in blocks] == [True, False]

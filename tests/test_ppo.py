@@ -279,8 +279,9 @@ def test_train_win_rate_rises_above_the_random_start(training_run):
 def test_random_first_clicks_are_never_transitions_of_the_policy():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
     ppo_cfg = ppo.PPOConfig(num_envs=16, steps_per_env=8, mini_batches=2, random_first_click_share=1.0)
-    state = ppo.init_train_state(jax.random.key(0), env_cfg, TRAIN_MODEL, ppo_cfg)
-    apply_fn = models.make_model(TRAIN_MODEL).apply
+    model_cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
+    state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
+    apply_fn = models.make_model(model_cfg).apply
     collect = jax.jit(ppo.collect_trajectories, static_argnums=(1, 2, 3))
     _, _, trajectory = collect(state, apply_fn, env_cfg, ppo_cfg, jnp.bool_(False))
     # a state before its first click has no mines placed, so no mine labels; 8 steps of 16
