@@ -2,7 +2,8 @@
 
 ``Player`` is that protocol. Three kinds of player live here: ``Agent`` (a trained policy
 network with its game), ``SolverAgent`` (the JAX rule solver) and ``RandomAgent`` (uniform
-random reveals, the weakest baseline). A player may also offer
+random reveals, the weakest baseline); ``FirstClickAt`` makes any of them open every game
+at one given cell. A player may also offer
 ``mine_probabilities(state) -> f32[H, W]``, its belief that each cell holds a mine;
 calibration diagnostics need it.
 
@@ -168,6 +169,37 @@ class RandomAgent:
         hidden = hidden.reshape(-1)
         logits = jnp.where(hidden, 0.0, -jnp.inf)
         return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+@struct.dataclass
+class FirstClickAt:
+    """``player`` with its first reveal of every game made at ``cell`` instead of its own
+    choice; every later move is the player's. Its leaves are the player's, so a wrapped
+    ``Agent`` is still passed to compiled games as a traced argument.
+
+    Attributes:
+      player: any ``Player``.
+      cell: ``(row, col)`` on the board of ``env_cfg`` (static).
+      env_cfg: the game it plays (static).
+    """
+
+    player: Any
+    cell: tuple[int, int] = struct.field(pytree_node=False)
+    env_cfg: ms_env.EnvConfig = struct.field(pytree_node=False)
+
+    def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
+        """int32[]: the reveal of ``cell`` before the first reveal, else the player's move.
+
+        Raises:
+          ValueError: ``cell`` is off the board (when traced).
+        """
+        row, col = self.cell
+        if not (0 <= row < self.env_cfg.H and 0 <= col < self.env_cfg.W):
+            raise ValueError(
+                f"FirstClickAt.cell={self.cell!r} is off the {self.env_cfg.H}x{self.env_cfg.W} board"
+            )
+        opening = jnp.int32(ms_env.encode_action(row * self.env_cfg.W + col, False, self.env_cfg))
+        return jnp.where(state.first_click_done, jnp.asarray(self.player.act(state, key), jnp.int32), opening)
 
 
 def from_params(params: Any, cfg: Any, greedy: bool = True) -> Agent:

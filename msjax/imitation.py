@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models, solver
@@ -75,6 +76,10 @@ class ImitationConfig:
         gradient up to float rounding), so the activations kept for the backward pass
         shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
         ``num_envs * steps_per_update``; 0, or that many or more: all at once.
+      random_first_click_share: share of new games opened at a uniformly random cell
+        before anyone plays them (``curriculum.random_first_clicks``), in [0, 1]; the
+        rest open where their player clicks (the solver at ``solver.first_click``). Off
+        by default: measured worse on configs/small.py (benchmarks/RESULTS.md).
     """
 
     enabled: bool = True
@@ -91,6 +96,7 @@ class ImitationConfig:
     play_max_layer: int = 4
     learner_fraction: float = 0.5
     microbatch_size: int = 0
+    random_first_click_share: float = 0.0
 
     def __post_init__(self):
         validate_config(self)
@@ -122,8 +128,9 @@ def validate_config(cfg: ImitationConfig) -> None:
     for name in ("weight_decay", "aux_mine_weight", "guess_weight"):
         if not getattr(cfg, name) >= 0.0:
             raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be >= 0")
-    if not 0.0 <= cfg.learner_fraction <= 1.0:
-        raise ValueError(f"ImitationConfig.learner_fraction={cfg.learner_fraction!r} must be in [0, 1]")
+    for name in ("learner_fraction", "random_first_click_share"):
+        if not 0.0 <= getattr(cfg, name) <= 1.0:
+            raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be in [0, 1]")
     losses.check_microbatch_size(
         "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.num_envs * cfg.steps_per_update,
         "num_envs*steps_per_update",
@@ -204,6 +211,8 @@ def play_and_label(
     run per device.
     """
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
+    share = il_cfg.random_first_click_share  # opened before anyone plays them: never a labelled move
+    env_states, key = curriculum_lib.random_first_clicks(env_states, key, share, env_cfg)
     by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)

@@ -34,6 +34,7 @@ from msjax import env as ms_env
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 _CONV_IMPLS = ("auto", "xla", "patches")
+_BLOCK_ORDERS = ("conv_norm_relu", "conv_relu_norm")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +48,11 @@ class ModelConfig:
       num_res_blocks: residual blocks (residual tower only), >= 1.
       res_channels: width of the residual tower, a multiple of 4.
       value_hidden: width of the value head's hidden layer.
+      block_order: the plain tower's blocks: ``"conv_norm_relu"`` (conv, GroupNorm,
+        ReLU in every block) or ``"conv_relu_norm"`` (the seed's sketch: conv, ReLU,
+        GroupNorm, and no GroupNorm after the last conv). Same parameter names; the
+        seed's order has no ``GroupNorm_0`` in the last block. The default stays: the
+        seed's order was not measurably better on configs/small.py (benchmarks/RESULTS.md).
       flag_actions: when False the policy proposes reveals only: the flag logits are
         the float32 minimum (the action layout stays ``2*H*W``), so every consumer of
         the logits (PPO, evaluation, agents) plays no flags. Flags never help to win,
@@ -65,6 +71,7 @@ class ModelConfig:
     num_res_blocks: int = 6
     res_channels: int = 64
     value_hidden: int = 64
+    block_order: str = "conv_norm_relu"
     dtype: str = "float32"
     flag_actions: bool = True
     conv_impl: str = "auto"
@@ -91,6 +98,13 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
         if not isinstance(self.remat, bool):
             raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
+        if self.block_order not in _BLOCK_ORDERS:
+            raise ValueError(f"ModelConfig.block_order={self.block_order!r} must be one of {_BLOCK_ORDERS}")
+        if self.residual and self.block_order != "conv_norm_relu":
+            raise ValueError(
+                f"ModelConfig.block_order={self.block_order!r} applies to the plain tower only; "
+                "the residual tower needs 'conv_norm_relu'"
+            )
         if self.conv_impl not in _CONV_IMPLS:
             raise ValueError(f"ModelConfig.conv_impl={self.conv_impl!r} must be one of {_CONV_IMPLS}")
         if self.dtype not in _DTYPES:
@@ -143,17 +157,26 @@ class Conv3x3(nn.Module):
 
 
 class ConvBlock(nn.Module):
-    """3x3 stride-1 conv, GroupNorm, ReLU: ``[B, H, W, *] -> [B, H, W, width]``."""
+    """3x3 stride-1 conv, GroupNorm, ReLU: ``[B, H, W, *] -> [B, H, W, width]``.
+
+    ``order="conv_relu_norm"`` puts the ReLU before the GroupNorm, and ``norm=False``
+    leaves the GroupNorm out (the seed's last block).
+    """
 
     width: int
     dtype: jnp.dtype
     impl: str
+    order: str = "conv_norm_relu"
+    norm: bool = True
 
     @nn.compact
     def __call__(self, x):
         x = Conv3x3(self.width, self.dtype, self.impl)(x)
-        x = nn.GroupNorm(num_groups=_num_groups(self.width), dtype=self.dtype)(x)
-        return nn.relu(x)
+        if self.order == "conv_relu_norm":
+            x = nn.relu(x)
+        if self.norm:
+            x = nn.GroupNorm(num_groups=_num_groups(self.width), dtype=self.dtype)(x)
+        return nn.relu(x) if self.order == "conv_norm_relu" else x
 
 
 class ResidualBlock(nn.Module):
@@ -198,8 +221,10 @@ class MinesweeperNet(nn.Module):
             for index in range(self.cfg.num_res_blocks):
                 x = residual_block(self.cfg.res_channels, dtype, impl, name=f"ResidualBlock_{index}")(x)
         else:
+            order, last = self.cfg.block_order, len(self.cfg.channels) - 1
             for index, channels in enumerate(self.cfg.channels):
-                x = conv_block(channels, dtype, impl, name=f"ConvBlock_{index}")(x)
+                norm = order == "conv_norm_relu" or index < last
+                x = conv_block(channels, dtype, impl, order, norm, name=f"ConvBlock_{index}")(x)
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only
         cell_logits = nn.Dense(num_kinds, dtype=dtype, name="policy_head")(x)  # [B, H, W, k]

@@ -62,6 +62,7 @@ class PPOConfig:
       aux_mine_weight: weight of the mine head's BCE, >= 0.
       frontier_mask_until_updates: restrict reveals to the frontier while the update
         counter is below this (0 = never).
+      random_first_click_share: share of new games opened at a random cell, in [0, 1] (0: measured worse).
       total_updates: horizon of the cosine learning-rate decay, in updates, >= 1.
       anneal_lr: cosine-decay the learning rate to 0 over ``total_updates``; else constant.
       normalize_advantages: standardise advantages within each minibatch (not in the
@@ -86,6 +87,7 @@ class PPOConfig:
     max_grad_norm: float = 0.5
     aux_mine_weight: float = 0.1
     frontier_mask_until_updates: int = 200
+    random_first_click_share: float = 0.0
     total_updates: int = 1000
     anneal_lr: bool = True
     normalize_advantages: bool = True
@@ -127,7 +129,7 @@ def validate_config(cfg: PPOConfig) -> None:
     losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, batch_name)
     ranges = {"in [0, 1]": lambda v: 0.0 <= v <= 1.0, "> 0": lambda v: v > 0.0, ">= 0": lambda v: v >= 0.0}
     for allowed, names in (
-        ("in [0, 1]", ("gamma", "gae_lambda")),
+        ("in [0, 1]", ("gamma", "gae_lambda", "random_first_click_share")),
         ("> 0", ("clip_eps", "clip_eps_v", "lr", "max_grad_norm")),
         (">= 0", ("vf_coef", "ent_coef", "weight_decay", "aux_mine_weight")),
     ):
@@ -305,6 +307,8 @@ def collect_trajectories(
 
     def env_step(carry, _):
         env_states, key = carry
+        share = ppo_cfg.random_first_click_share  # opened before the policy sees them, so never its move
+        env_states, key = curriculum_lib.random_first_clicks(env_states, key, share, env_cfg, board_weights)
         env_states, key, transition = act_and_step(
             env_states, key, train_state.params, apply_fn, env_cfg, frontier_only, board_weights
         )

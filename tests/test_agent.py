@@ -106,3 +106,28 @@ def test_loading_from_a_directory_without_checkpoints_fails_clearly(tmp_path):
 def test_an_unknown_step_choice_is_rejected(run_dir):
     with pytest.raises(ValueError, match="step='first'"):
         load_agent(run_dir, step="first")
+
+
+def test_first_click_at_opens_at_the_cell_then_leaves_the_moves_to_the_player():
+    from conftest import position
+
+    from msjax.agent import FirstClickAt, RandomAgent
+
+    cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
+    player = FirstClickAt(RandomAgent(cfg), (1, 2), cfg)
+    fresh = ms_env.reset(jax.random.key(0), cfg)
+    assert int(player.act(fresh, jax.random.key(1))) == 1 * 4 + 2
+    started = position(
+        """
+        . . . .
+        . . . .
+        # * . .
+        # * . .
+        """,
+        cfg,
+    ).replace(first_click_done=jnp.bool_(True))
+    for seed in range(3):
+        key = jax.random.key(seed)
+        assert int(player.act(started, key)) == int(RandomAgent(cfg).act(started, key))
+    with pytest.raises(ValueError, match="off the 4x4 board"):
+        FirstClickAt(RandomAgent(cfg), (4, 0), cfg).act(fresh, jax.random.key(1))

@@ -144,6 +144,12 @@ def test_cli_prints_a_table_and_a_json_line(capsys):
         assert name in record
 
 
+def test_cli_first_click_must_be_a_cell_of_the_board(capsys):
+    status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--first-click", "5,0"])
+    assert status == 2
+    assert "--first-click 5,0: off the 5x5 board" in capsys.readouterr().err
+
+
 @dataclasses.dataclass(frozen=True)
 class DensityGuesser:
     """Reveals a random hidden cell and believes every hidden cell holds the mean density."""

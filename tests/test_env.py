@@ -369,6 +369,28 @@ def test_batch_step_equals_vmapped_step_before_reset():
     chex.assert_trees_all_equal(batched, vmapped)
 
 
+def test_random_first_clicks_open_every_new_game_at_a_uniformly_random_cell():
+    cfg = EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
+    states = env.batch_reset(jax.random.key(3), cfg, 512)
+    keys = jax.random.split(jax.random.key(4), 512)
+    opened = env.batch_random_first_clicks(states, keys, 1.0, cfg)
+    assert bool(opened.first_click_done.all()) and not bool(opened.done.any())
+    # every cell is some game's first click (a random cell, not one fixed opening)
+    first_click = np.asarray(opened.revealed).reshape(512, -1).sum(axis=0)
+    assert (first_click > 0).all()
+
+
+def test_random_first_clicks_leave_started_games_and_the_other_share_untouched():
+    cfg = EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
+    states = env.batch_reset(jax.random.key(5), cfg, 512)
+    started = env.batch_step(states, jnp.full(512, 5, jnp.int32), cfg)[0]
+    keys = jax.random.split(jax.random.key(6), 512)
+    chex.assert_trees_all_equal(env.batch_random_first_clicks(started, keys, 1.0, cfg), started)
+    chex.assert_trees_all_equal(env.batch_random_first_clicks(states, keys, 0.0, cfg), states)
+    half = float(env.batch_random_first_clicks(states, keys, 0.5, cfg).first_click_done.mean())
+    assert 0.4 < half < 0.6
+
+
 def test_step_compiles_once_per_config():
     cfg = EnvConfig(H=4, W=4, mine_count=2)
 

@@ -96,6 +96,7 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"play_max_layer": 5}, "play_max_layer"),
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
         ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),
+        ({"random_first_click_share": -0.5}, "random_first_click_share"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):
@@ -120,3 +121,17 @@ def test_imitation_learns_the_forced_moves_of_a_small_board():
     assert late < 0.7 * early, (early, late)
     assert metrics["policy_accuracy"][-30:].mean() > metrics["policy_accuracy"][5:35].mean() + 0.1
     assert (metrics["learner_win_rate"] <= 1.0).all() and (metrics["learner_win_rate"] >= 0).any()
+
+
+def test_random_first_clicks_open_the_games_before_the_solver_or_learner_plays():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
+    model_cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
+    il_cfg = imitation.ImitationConfig(
+        num_envs=16, play_max_layer=1, label_max_layer=1, random_first_click_share=1.0
+    )
+    state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
+    play = jax.jit(imitation.play_and_label, static_argnums=(3, 4, 5))
+    apply_fn = models.make_model(model_cfg).apply
+    _, _, labelled, _ = play(state.env_states, state.key, state.params, apply_fn, env_cfg, il_cfg)
+    # every labelled state comes after its first click: its hidden cells carry mine labels
+    assert np.asarray(labelled.mine_label_mask).any(axis=(1, 2)).all()

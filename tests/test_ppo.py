@@ -196,6 +196,7 @@ def test_value_loss_takes_the_clipped_branch_when_it_is_worse():
         ({"ent_coef": -0.1}, "ent_coef"),
         ({"frontier_mask_until_updates": -1}, "frontier_mask_until_updates"),
         ({"num_envs": 4, "steps_per_env": 4, "mini_batches": 2, "microbatch_size": 3}, "microbatch_size=3"),
+        ({"random_first_click_share": 2.0}, "random_first_click_share"),
     ],
 )
 def test_bad_ppo_configs_name_the_field(overrides, message):
@@ -274,3 +275,17 @@ def test_train_win_rate_rises_above_the_random_start(training_run):
     start = metrics["win_rate_train"][2:6].mean()  # after the frontier phase, still near random
     end = metrics["win_rate_train"][-5:].mean()
     assert end > start + 0.1, (start, end)
+
+
+def test_random_first_clicks_are_never_transitions_of_the_policy():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
+    ppo_cfg = ppo.PPOConfig(num_envs=16, steps_per_env=8, mini_batches=2, random_first_click_share=1.0)
+    model_cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
+    state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
+    apply_fn = models.make_model(model_cfg).apply
+    collect = jax.jit(ppo.collect_trajectories, static_argnums=(1, 2, 3))
+    _, _, trajectory = collect(state, apply_fn, env_cfg, ppo_cfg, jnp.bool_(False))
+    # a state before its first click has no mines placed, so no mine labels; 8 steps of 16
+    # games start many new games, and every one was opened before the policy saw it
+    assert int(trajectory.done.sum()) > 0
+    assert np.asarray(trajectory.mine_label_mask).any(axis=(2, 3)).all()

@@ -446,6 +446,28 @@ def test_flag_mines_flags_a_proved_mine_instead_of_guessing():
     assert 1 <= int(layer) <= 3
 
 
+RISKY_FRONTIER = """
+    2 * # * * *
+    * # * * # *
+    * * * # * *
+    * # * * * #
+    * * # * * *
+    * * * * # *
+"""  # the frontier's three cells hold 2 mines (2/3 each); the 32 cells off it hold 25
+
+
+def test_frontier_risk_limit_sends_a_risky_guess_off_the_frontier():
+    # today's guess is a frontier cell (estimated 2/3, the lowest; the cells off it are 25/32)
+    state = position(RISKY_FRONTIER, CFG)
+    frontier = np.zeros((6, 6), bool)
+    frontier[:2, :2] = True
+    frontier[0, 0] = False
+    act = jax.jit(solver.solver_action, static_argnums=(2, 3))
+    explore, layer = act(state, jax.random.key(0), CFG, SolverConfig(frontier_risk_limit=0.35))
+    assert not frontier.reshape(-1)[int(explore)] and not bool(state.revealed.reshape(-1)[int(explore)])
+    assert int(layer) == solver.GUESS_LAYER
+
+
 def test_config_rejects_out_of_range_values():
     with pytest.raises(ValueError, match="max_layer"):
         SolverConfig(max_layer=5)
@@ -455,3 +477,5 @@ def test_config_rejects_out_of_range_values():
         SolverConfig(contradiction_rounds=0)
     with pytest.raises(ValueError, match="safety_threshold"):
         SolverConfig(safety_threshold=1.5)
+    with pytest.raises(ValueError, match="frontier_risk_limit"):
+        SolverConfig(frontier_risk_limit=-0.1)

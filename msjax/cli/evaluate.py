@@ -4,7 +4,7 @@ printed as a table and then as one JSON line.
 Usage::
 
     python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
-                             [--episodes N] [--seed S] [--safe-first-click]
+                             [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from msjax.cli.boards import board_config
 
 USAGE = (
     "python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM] "
-    "[--episodes N] [--seed S] [--safe-first-click]"
+    "[--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]"
 )
 DESCRIPTION = "Why games are lost: avoidability of guesses, calibration of mine beliefs, and the CLI."
 
@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--episodes", type=int, default=1000, help="games, one per board (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
+    parser.add_argument(
+        "--first-click", metavar="ROW,COL", help="open every game at this cell instead of the player's own choice"
+    )
     parser.add_argument("--batch-size", type=int, default=1024, help="boards stepped together")
     parser.add_argument("--calibration-games", type=int, default=64, help="games whose positions score the mine head")
     return parser
@@ -71,9 +74,28 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UsageError(f"--calibration-games {args.calibration_games}: must be >= 0")
 
 
+def first_click_cell(text: str, cfg: ms_env.EnvConfig) -> tuple[int, int]:
+    """``"ROW,COL"`` -> ``(row, col)``, a cell of ``cfg``'s board; ``UsageError`` otherwise."""
+    try:
+        row, col = (int(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"--first-click {text}: must be ROW,COL (two integers)") from None
+    if not (0 <= row < cfg.H and 0 <= col < cfg.W):
+        raise UsageError(f"--first-click {text}: off the {cfg.H}x{cfg.W} board (rows 0..{cfg.H - 1}, cols 0..{cfg.W - 1})")
+    return row, col
+
+
 def _load(args: argparse.Namespace):
     """``(player, env_cfg, name)`` for the parsed command line."""
     _check_numbers(args)
+    player, cfg, name = _load_player(args)
+    if args.first_click is not None:
+        cell = first_click_cell(args.first_click, cfg)
+        player, name = agent_lib.FirstClickAt(player, cell, cfg), f"{name} opening at {cell}"
+    return player, cfg, name
+
+
+def _load_player(args: argparse.Namespace):
     from msjax.checkpoint import CheckpointError
 
     try:

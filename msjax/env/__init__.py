@@ -44,11 +44,12 @@ this code runs: the state's ``board`` is None and the compiled step is unchanged
 Modules, in the order data flows: ``config`` (``EnvConfig`` and its checks), ``state``
 (``EnvState``), ``bits`` (bit rows and neighbour sums), ``boards`` (standard boards by
 name, the boards of a mix), ``rules`` (actions, new games, mine placement, the flood fill,
-``step``), ``batch`` (``batch_reset``, ``batch_step`` with auto-reset), ``views``
+``step``), ``batch`` (``batch_reset``, ``batch_step`` with auto-reset,
+``batch_random_first_clicks``), ``views``
 (``frontier``, ``action_mask``, ``observe``, ``render``).
 """
 
-from msjax.env.batch import batch_reset, batch_step
+from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step
 from msjax.env.bits import dilate, neighbour_sum, pack_rows, unpack_rows
 from msjax.env.boards import STANDARD_BOARDS, board_shape, parse_board, playable
 from msjax.env.config import MAX_WIDTH, EnvConfig, board_spec, max_mines, validate_config
@@ -73,6 +74,7 @@ __all__ = [
     "EnvConfig",
     "EnvState",
     "action_mask",
+    "batch_random_first_clicks",
     "batch_reset",
     "batch_step",
     "board_shape",

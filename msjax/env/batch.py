@@ -1,4 +1,5 @@
-"""Batches of games: ``batch_reset`` and ``batch_step``, which restarts finished games.
+"""Batches of games: ``batch_reset``, ``batch_step`` (which restarts finished games) and
+``batch_random_first_clicks`` (a training aid that opens a share of new games at a random cell).
 
 Under ``vmap`` a ``lax.cond`` runs both branches for every game and a ``while_loop`` runs
 until the slowest game converges. ``batch_step`` therefore gates the rare, costly work at
@@ -15,12 +16,13 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from msjax.env.boards import playable_rows
+from msjax.env.boards import playable, playable_rows
 from msjax.env.config import EnvConfig
 from msjax.env.rules import (
     apply_action,
     cascade,
     decode_action,
+    encode_action,
     needs_cascade,
     needs_mines,
     packed_click,
@@ -123,3 +125,44 @@ def batch_step(
     restart = jax.vmap(_auto_reset, in_axes=(0, None, None))
     states = jax.lax.cond(jnp.any(done), lambda s: restart(s, cfg, board_weights), lambda s: s, states)
     return states, reward, done, info
+
+
+@functools.partial(jax.jit, static_argnums=(3,))
+def batch_random_first_clicks(
+    states: EnvState, keys: jax.Array, share: float, cfg: EnvConfig, board_weights: jax.Array | None = None
+) -> EnvState:
+    """``states`` with each game still waiting for its first reveal opened, with chance
+    ``share``, at a uniformly random playable cell; every other game unchanged.
+
+    A training aid (seed 000: "randomize first-click location uniformly"): called on the
+    games before a player sees them, the player never sees the opened games' first move,
+    so it is never trained on a move it did not choose. A game the random click ends
+    (a win at once) is already a fresh game, as after ``batch_step``.
+
+    Args:
+      states: ``EnvState`` ``[B]``.
+      keys: PRNG keys ``[B]``, one per game (per-game so that the function runs per device).
+      share: chance in [0, 1] (traced or a Python float).
+      cfg: the static config; board_weights: as in ``batch_step``.
+
+    Returns:
+      ``EnvState`` ``[B]``.
+    """
+    draw_key, cell_key = jax.vmap(lambda k: tuple(jax.random.split(k)), out_axes=(0, 0))(keys)
+    opened = ~states.first_click_done & ~states.done
+    opened = opened & (jax.vmap(jax.random.uniform)(draw_key) < share)
+    cells = jax.vmap(playable, in_axes=(0, None))(states, cfg).reshape(opened.shape[0], -1)
+    random_cell = jax.vmap(jax.random.categorical)(cell_key, jnp.where(cells, 0.0, -jnp.inf))
+    harmless = jnp.int32(encode_action(0, True, cfg))  # a flag toggle places no mines; discarded below
+
+    def open_games(states):
+        actions = jnp.where(opened, random_cell.astype(jnp.int32), harmless)
+        clicked = batch_step(states, actions, cfg, board_weights)[0]
+        return jax.tree.map(lambda new, old: jnp.where(_games_axis(opened, old), new, old), clicked, states)
+
+    return jax.lax.cond(jnp.any(opened), open_games, lambda s: s, states)
+
+
+def _games_axis(flags: jax.Array, like: jax.Array) -> jax.Array:
+    """bool[B] broadcast against ``like`` ``[B, ...]``."""
+    return flags.reshape(flags.shape + (1,) * (like.ndim - 1))

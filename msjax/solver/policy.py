@@ -3,7 +3,8 @@ proved mine (with ``flag_mines``), else the layer-4 guess.
 
 The guess is the unknown cell with the lowest estimated mine probability; near-ties
 (within ``tie_tolerance``) go to the cell most likely to be a zero, which opens new
-information. Before anything is revealed the move is ``first_click``: by default (3, 3)
+information; with ``frontier_risk_limit`` below 1, a frontier too risky sends the guess
+off the frontier (seed 001's fallback). Before anything is revealed the move is ``first_click``: by default (3, 3)
 (clipped to the board) when the first click opens a region
 (``guarantee_safe_neighborhood``) and the corner (0, 0) when only the clicked cell is
 safe, as the published solvers do.
@@ -91,11 +92,23 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
         | (probability <= solver_cfg.safety_threshold)
     )
     good = jnp.where(on_cells(any_cell(good)), good, candidates)
+    if solver_cfg.frontier_risk_limit < 1.0:
+        good = _off_frontier_if_risky(good, probability, c, solver_cfg.frontier_risk_limit)
     if solver_cfg.use_information_gain:
         score = _zero_chance(probability, c, forced.mines) - probability + 1e-4 * noise
     else:
         score = noise
     return best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
+
+
+def _off_frontier_if_risky(good, probability, c: Constraints, limit: float) -> jax.Array:
+    """bool[H, W, *b]: ``good`` or, in games whose safest frontier cell's probability is
+    above ``limit`` and that have unknown cells off the frontier, those cells."""
+    frontier = c.unknown & (neighbours(c.active) > 0)
+    off_frontier = c.unknown & ~frontier
+    safest_frontier = jnp.min(flat_cells(jnp.where(frontier, probability, jnp.inf)), axis=0)
+    explore = (safest_frontier > limit) & any_cell(off_frontier)
+    return jnp.where(on_cells(explore), off_frontier, good)
 
 
 def safe_move(view: View, forced: Forced):

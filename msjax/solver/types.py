@@ -33,6 +33,11 @@ class SolverConfig:
       safety_threshold: a guess whose estimated mine probability is at most this is
         "safe enough": every such cell joins the near-ties and the most informative
         one is taken. 0 disables it (only near-ties of the lowest probability count).
+      frontier_risk_limit: seed 001's layer-4 fallback: when every frontier cell (an
+        unknown cell next to a revealed number) has an estimated mine probability above
+        this, the guess is an unknown cell off the frontier instead (the most likely
+        zero), if there is one. 1.0 (the default) disables it; the seed's value is 0.35,
+        which won no more games on any standard board (``benchmarks/RESULTS.md``).
       use_information_gain: among candidate guesses take the one most likely to be a
         zero (the product of its unknown neighbours' safe probabilities, 0 next to a
         proved mine); otherwise a uniformly random candidate.
@@ -54,6 +59,7 @@ class SolverConfig:
     contradiction_cells: int = 0
     contradiction_rounds: int = 8
     safety_threshold: float = 0.0
+    frontier_risk_limit: float = 1.0
     use_information_gain: bool = True
     tie_tolerance: float = 0.0
     flag_mines: bool = False
@@ -70,6 +76,8 @@ class SolverConfig:
             raise ValueError(f"SolverConfig.contradiction_rounds={self.contradiction_rounds} must be >= 1")
         if not 0.0 <= self.safety_threshold <= 1.0:
             raise ValueError(f"SolverConfig.safety_threshold={self.safety_threshold} must be in [0, 1]")
+        if not 0.0 <= self.frontier_risk_limit <= 1.0:
+            raise ValueError(f"SolverConfig.frontier_risk_limit={self.frontier_risk_limit} must be in [0, 1]")
         if not 0.0 <= self.tie_tolerance <= 1.0:
             raise ValueError(f"SolverConfig.tie_tolerance={self.tie_tolerance} must be in [0, 1]")
         if self.bp_iterations < 1:
