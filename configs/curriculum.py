@@ -67,7 +67,7 @@ def get_config() -> ExperimentConfig:
             steps_per_env=32,
             mini_batches=8,
             ppo_epochs=3,
-            frontier_mask_until_updates=0,
+            frontier_mask_until_updates=0,  # off: not measured at this scale (small.py: RESULTS.md, issue 16)
             total_updates=8000,
             microbatch_size=512,
         ),
