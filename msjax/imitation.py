@@ -66,6 +66,9 @@ class ImitationConfig:
       aux_mine_weight: weight (lambda) of the mine head's BCE, >= 0.
       guess_weight: weight of the cross-entropy of the solver's move on states without
         a forced-safe label (0 = the seed: no policy loss there), >= 0.
+      opening_weight: weight of the cross-entropy of the solver's first click on the
+        states before a game's first click, >= 0. Without it (and ``guess_weight`` 0)
+        nothing teaches the network where to open.
       label_max_layer: the solver layers (1..3) whose proofs are the policy labels.
       play_max_layer: the layers (1..4) of the solver that plays the games; 4 guesses
         by belief propagation, below 4 it guesses uniformly.
@@ -92,6 +95,7 @@ class ImitationConfig:
     anneal_lr: bool = True
     aux_mine_weight: float = 0.1
     guess_weight: float = 0.0
+    opening_weight: float = 0.0
     label_max_layer: int = 2
     play_max_layer: int = 4
     learner_fraction: float = 0.5
@@ -125,7 +129,7 @@ def validate_config(cfg: ImitationConfig) -> None:
     for name in ("lr", "max_grad_norm"):
         if not getattr(cfg, name) > 0.0:
             raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be > 0")
-    for name in ("weight_decay", "aux_mine_weight", "guess_weight"):
+    for name in ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight"):
         if not getattr(cfg, name) >= 0.0:
             raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be >= 0")
     for name in ("learner_fraction", "random_first_click_share"):
@@ -236,6 +240,7 @@ def play_and_label(
         forced_safe=jnp.concatenate([forced_safe_cells, no_flags], axis=1),
         solver_action=solver_action,
         has_guess_label=~env_states.done,
+        is_opening=~env_states.first_click_done & ~env_states.done,
         mine_mask=env_states.mine_mask,
         mine_label_mask=hidden & placed[:, None, None],
     )
@@ -280,7 +285,7 @@ def imitation_chunk_fn(
     updates; ``make_imitation_chunk`` or ``distributed.jit_chunk`` compile it.
 
     ``metrics`` maps each name to float32[num_updates]: loss, policy_ce, guess_ce,
-    mine_bce, policy_accuracy, forced_fraction, grad_norm, and solver_win_rate and
+    opening_ce, mine_bce, policy_accuracy, forced_fraction, grad_norm, and solver_win_rate and
     learner_win_rate (games won / finished in the update on the games the solver, resp.
     the network, plays; -1 if none finished).
     """

@@ -37,6 +37,7 @@ class ImitationLossConfig(Protocol):
     """The hyper-parameters ``imitation_loss`` reads (``msjax.imitation.ImitationConfig``)."""
 
     guess_weight: float
+    opening_weight: float
     aux_mine_weight: float
 
 
@@ -71,6 +72,8 @@ class Labelled:
       forced_safe: bool[B, 2HW], reveals of proven-safe cells (the policy target set);
       solver_action: int32[B], the solver's move; has_guess_label: bool[B], states
         without a forced-safe cell whose solver move is a label (an unfinished game);
+      is_opening: bool[B], states of unfinished games before their first click (the
+        solver's move there is its first click);
       mine_mask: bool[B, H, W], the true mines; mine_label_mask: bool[B, H, W], the
         hidden cells of games whose mines are placed.
     """
@@ -80,6 +83,7 @@ class Labelled:
     forced_safe: jax.Array
     solver_action: jax.Array
     has_guess_label: jax.Array
+    is_opening: jax.Array
     mine_mask: jax.Array
     mine_label_mask: jax.Array
 
@@ -202,15 +206,19 @@ def imitation_loss(
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Set cross-entropy on forced states, solver cross-entropy on the others, mine BCE.
 
-    ``loss = policy_ce + guess_weight * guess_ce + aux_mine_weight * mine_bce``, each
-    term a mean over the states it covers. The policy term on a forced state is
-    ``-log sum_{a in forced_safe} pi(a)``, the probability of playing some proven-safe cell.
+    ``loss = policy_ce + guess_weight * guess_ce + opening_weight * opening_ce +
+    aux_mine_weight * mine_bce``, each term a mean over the states it covers. The policy
+    term on a forced state is ``-log sum_{a in forced_safe} pi(a)``, the probability of
+    playing some proven-safe cell; ``guess_ce`` is the cross-entropy of the solver's move
+    on the states without one, and ``opening_ce`` the same on the states before the first
+    click alone (the solver's first click: the one move of a game that is the same guess
+    on every board, so the cheapest to learn).
     Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
     metrics are ``batch``'s share of the whole batch's (they sum to them).
 
     Returns:
       ``(loss, metrics)``; metrics ``policy_ce`` (mean over forced states), ``guess_ce``
-      (mean over guess states), ``mine_bce``, ``policy_accuracy`` (the greedy move is a
+      (mean over guess states), ``opening_ce`` (mean over opening states), ``mine_bce``, ``policy_accuracy`` (the greedy move is a
       forced-safe cell, over forced states) and ``forced_fraction`` (forced states over
       all states of unfinished games).
     """
@@ -230,15 +238,17 @@ def imitation_loss(
     num_guess = jnp.maximum(totals.num_guess, 1.0)
     policy_ce = jnp.sum(jnp.where(has_forced, set_ce, 0.0)) / num_forced
     guess_ce = jnp.sum(jnp.where(is_guess, solver_ce, 0.0)) / num_guess
+    opening_ce = jnp.sum(jnp.where(batch.is_opening, solver_ce, 0.0)) / jnp.maximum(totals.num_opening, 1.0)
     bce = mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask, totals.num_mine_labels)
 
-    loss = policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.aux_mine_weight * bce
+    loss = policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.opening_weight * opening_ce + il_cfg.aux_mine_weight * bce
 
     greedy = jnp.argmax(logits, axis=-1)
     greedy_is_safe = jnp.take_along_axis(batch.forced_safe, greedy[:, None], axis=-1)[:, 0]
     metrics = {
         "policy_ce": policy_ce,
         "guess_ce": guess_ce,
+        "opening_ce": opening_ce,
         "mine_bce": bce,
         "policy_accuracy": jnp.sum(greedy_is_safe & has_forced) / num_forced,
         "forced_fraction": jnp.sum(forced_weight) / jnp.maximum(totals.num_forced + totals.num_guess, 1.0),
@@ -287,11 +297,13 @@ class ImitationTotals:
 
     Attributes:
       num_forced: float32[], states with a forced-safe cell; num_guess: float32[], states
-        of unfinished games without one; num_mine_labels: float32[], labelled cells.
+        of unfinished games without one; num_opening: float32[], states before the first
+        click; num_mine_labels: float32[], labelled cells.
     """
 
     num_forced: jax.Array
     num_guess: jax.Array
+    num_opening: jax.Array
     num_mine_labels: jax.Array
 
 
@@ -302,6 +314,7 @@ def imitation_totals(batch: Labelled) -> ImitationTotals:
     return ImitationTotals(
         num_forced=jnp.sum(has_forced.astype(jnp.float32)),
         num_guess=jnp.sum(is_guess.astype(jnp.float32)),
+        num_opening=jnp.sum(batch.is_opening.astype(jnp.float32)),
         num_mine_labels=jnp.sum(batch.mine_label_mask.astype(jnp.float32)),
     )
 

@@ -5,8 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from msjax import agent as agent_lib
 from msjax import env as ms_env
-from msjax import imitation, losses, models
+from msjax import evaluate as evaluate_lib
+from msjax import imitation, losses, models, solver
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 
@@ -27,7 +29,7 @@ PARAMS = {
 }
 
 
-def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None):
+def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None, is_opening=None):
     batch_size = len(forced_safe_rows)
     legal = jnp.array([True, True, True, False, True, True, True, False])  # cell 3 revealed
     return losses.Labelled(
@@ -36,6 +38,7 @@ def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None):
         forced_safe=jnp.array(forced_safe_rows),
         solver_action=jnp.array(solver_actions, jnp.int32),
         has_guess_label=jnp.array(has_guess_label),
+        is_opening=jnp.zeros(batch_size, bool) if is_opening is None else jnp.array(is_opening),
         mine_mask=jnp.broadcast_to(jnp.array([[True, False], [False, False]]), (batch_size, 2, 2)),
         mine_label_mask=(
             jnp.broadcast_to(jnp.array([[True, True], [True, False]]), (batch_size, 2, 2))
@@ -74,6 +77,16 @@ def test_guess_weight_adds_the_solver_moves_cross_entropy_on_guess_states():
     np.testing.assert_allclose(loss, metrics["policy_ce"] + 0.5 * metrics["guess_ce"], rtol=1e-6)
 
 
+def test_opening_weight_adds_the_solver_first_click_cross_entropy_on_opening_states_only():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.0, opening_weight=2.0)
+    batch = _batch([SAFE_0_1, NO_SET, NO_SET], [0, 4, 5], [True, True, True], is_opening=[False, True, False])
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    probs = _probs()
+    np.testing.assert_allclose(metrics["opening_ce"], -np.log(probs[4]), rtol=1e-5)  # state 2 alone
+    np.testing.assert_allclose(loss, metrics["policy_ce"] + 2.0 * metrics["opening_ce"], rtol=1e-6)
+    assert metrics["guess_ce"] > 0  # measured on both guess states, weighted 0
+
+
 def test_mine_bce_counts_only_labelled_cells():
     cfg = imitation.ImitationConfig(aux_mine_weight=2.0)
     batch = _batch([SAFE_0_1], [0], [True])
@@ -104,11 +117,11 @@ def test_bad_imitation_configs_name_the_field(overrides, message):
         imitation.ImitationConfig(**overrides)
 
 
-def test_imitation_learns_the_forced_moves_of_a_small_board():
-    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4)
+def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
     model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False)
-    il_cfg = imitation.ImitationConfig(
-        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1  # layer 1: quick to compile
+    il_cfg = imitation.ImitationConfig(  # layer 1: quick to compile
+        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1, opening_weight=1.0
     )
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)
@@ -121,6 +134,15 @@ def test_imitation_learns_the_forced_moves_of_a_small_board():
     assert late < 0.7 * early, (early, late)
     assert metrics["policy_accuracy"][-30:].mean() > metrics["policy_accuracy"][5:35].mean() + 0.1
     assert (metrics["learner_win_rate"] <= 1.0).all() and (metrics["learner_win_rate"] >= 0).any()
+    # the opening term: its loss falls and the greedy network opens where the solver does
+    assert metrics["opening_ce"][-30:].mean() < 0.5 * metrics["opening_ce"][:10].mean()
+    trained = agent_lib.Agent(params=state.params, model_cfg=model_cfg, env_cfg=env_cfg)
+    row, col = solver.first_click(env_cfg)
+    assert int(trained.act(ms_env.reset(jax.random.key(1), env_cfg))) == row * env_cfg.W + col
+    # and it wins more than a random player on the same boards
+    trained = evaluate_lib.evaluate(trained, env_cfg, 200, seed=3)
+    random = evaluate_lib.evaluate(agent_lib.RandomAgent(env_cfg), env_cfg, 200, seed=3)
+    assert trained["win_rate"] > random["win_rate"] + 0.1, (trained["win_rate"], random["win_rate"])
 
 
 def test_random_first_clicks_open_the_games_before_the_solver_or_learner_plays():

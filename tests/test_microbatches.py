@@ -39,7 +39,7 @@ def _ppo_batch(key) -> losses.Batch:
 
 
 def _labelled_batch(key) -> losses.Labelled:
-    keys = jax.random.split(key, 6)
+    keys = jax.random.split(key, 7)
     action_mask = _random_masks(keys[0], (BATCH_SIZE, 2 * NUM_CELLS)).at[:, 0].set(True)
     forced = _random_masks(keys[1], (BATCH_SIZE, 2 * NUM_CELLS), 0.1) & action_mask
     return losses.Labelled(
@@ -48,6 +48,7 @@ def _labelled_batch(key) -> losses.Labelled:
         forced_safe=forced.at[:, NUM_CELLS:].set(False),
         solver_action=jnp.zeros(BATCH_SIZE, jnp.int32),
         has_guess_label=_random_masks(keys[3], (BATCH_SIZE,), 0.7),
+        is_opening=_random_masks(keys[6], (BATCH_SIZE,), 0.2),
         mine_mask=_random_masks(keys[4], (BATCH_SIZE, 3, 3), 0.3),
         mine_label_mask=_random_masks(keys[5], (BATCH_SIZE, 3, 3), 0.4),
     )
@@ -71,7 +72,7 @@ def test_accumulated_ppo_gradient_equals_the_whole_minibatch_gradient():
 
 
 def test_accumulated_imitation_gradient_equals_the_whole_batch_gradient():
-    cfg = imitation.ImitationConfig(guess_weight=0.3, aux_mine_weight=0.5)
+    cfg = imitation.ImitationConfig(guess_weight=0.3, opening_weight=0.7, aux_mine_weight=0.5)
     whole, parts = _whole_and_microbatched(
         lambda p, b, totals: losses.imitation_loss(p, APPLY, b, cfg, totals), losses.imitation_totals,
         _labelled_batch(jax.random.key(2)),
