@@ -53,6 +53,10 @@ def finite_or_none(value: float | None) -> float | None:
 class MetricsWriter:
     """Writes metrics rows to ``metrics.jsonl`` and, optionally, TensorBoard (``tb/``).
 
+    Every row carries ``time`` (the clock) and ``wall_s``, the seconds the run has been
+    training, counted from the writer's creation (compilation included) and carried
+    over a resume, so that the pause between the two is not counted.
+
     Args:
       run_dir: the run directory.
       tensorboard: also write TensorBoard event files.
@@ -63,6 +67,8 @@ class MetricsWriter:
         self.path = run_dir / "metrics.jsonl"
         if resume_step is not None:
             _drop_rows_after(self.path, resume_step)
+        self._wall_offset = _last_wall_seconds(self.path) if resume_step is not None else 0.0
+        self._start = time.monotonic()
         self._file = open(self.path, "a")
         self._tb = None
         if tensorboard:
@@ -106,6 +112,7 @@ class MetricsWriter:
             "update": update,
             "env_steps": stage.first_env_step + update * stage.env_steps_per_update,
             "time": time.time(),
+            "wall_s": self._wall_offset + time.monotonic() - self._start,
             **(labels or {}),
             **{name: finite_or_none(value) for name, value in values.items()},
         }
@@ -134,6 +141,15 @@ def _drop_rows_after(path: Path, step: int) -> None:
     rows = [line for line in path.read_text().splitlines() if line.strip()]
     kept = [line for line in rows if json.loads(line)["step"] <= step]
     path.write_text("".join(line + "\n" for line in kept))
+
+
+def _last_wall_seconds(path: Path) -> float:
+    """``wall_s`` of the last row of ``path`` (0 without one: a new run, or rows from
+    before ``wall_s`` was written)."""
+    if not path.is_file():
+        return 0.0
+    rows = [line for line in path.read_text().splitlines() if line.strip()]
+    return float(json.loads(rows[-1]).get("wall_s", 0.0)) if rows else 0.0
 
 
 class NoWriter:

@@ -4,6 +4,9 @@ import contextlib
 import dataclasses
 import inspect
 import io
+import json
+
+import numpy as np
 
 from msjax import runlog
 
@@ -76,3 +79,23 @@ def test_text_log_holds_the_printed_lines_but_not_the_bar_frames(tmp_path):
     logged = (tmp_path / "train.log").read_text()
     assert "\r" in err.getvalue()  # the terminal got the bar
     assert logged.splitlines() == ["ppo update 2: win rate 50.0% [40.0%-60.0%] over 8 games, safe cells revealed 70.0%"]
+
+
+def test_wall_seconds_grow_and_carry_over_a_resume_without_the_pause(tmp_path, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(runlog.time, "monotonic", lambda: clock[0])
+    stage = FakeStage()
+    writer = runlog.MetricsWriter(tmp_path, tensorboard=False, resume_step=None)
+    clock[0] += 5.0
+    writer.write_updates(stage, 0, {"loss": np.array([1.0, 0.5])})  # steps 1, 2
+    clock[0] += 7.0
+    writer.write_updates(stage, 2, {"loss": np.array([0.4])})  # step 3: dropped by the resume
+    writer.close()
+    clock[0] += 3600.0  # the run was stopped for an hour
+    writer = runlog.MetricsWriter(tmp_path, tensorboard=False, resume_step=2)
+    clock[0] += 2.0
+    writer.write_eval(stage, 3, RESULTS)
+    writer.close()
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2, 3]
+    assert [row["wall_s"] for row in rows] == [5.0, 5.0, 7.0]

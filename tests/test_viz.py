@@ -9,6 +9,7 @@ import pytest
 from conftest import config_for, position
 
 from msjax import env, viz
+from msjax.viz import figures
 from msjax.cli import viz as viz_cli
 
 PLAYING_TEXT = """
@@ -182,9 +183,24 @@ def test_curves_command_writes_the_png_into_the_run(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _metrics_rows()))
     assert viz_cli.main(["curves", str(tmp_path)]) == 0
-    assert capsys.readouterr().out.strip() == str(tmp_path / "training_curves.png")
-    _assert_png(tmp_path / "training_curves.png")
+    written = [tmp_path / "training_curves.png", tmp_path / "win_rate_vs_compute.png"]
+    assert capsys.readouterr().out.split() == [str(path) for path in written]
+    for path in written:
+        _assert_png(path)
     assert viz_cli.main(["curves", str(tmp_path / "missing")]) == 2
+
+
+def test_win_rate_vs_compute_reads_wall_seconds_and_falls_back_to_the_clock():
+    rows = [{"time": 100.0, "wall_s": 7.0}, {"time": 160.0, "wall_s": 50.0}, {"time": 130.0}]
+    np.testing.assert_allclose(figures.wall_seconds(rows), [7.0, 50.0, 30.0])
+    np.testing.assert_allclose(figures.wall_seconds([{"time": 5.0}, {"time": 9.0}]), [0.0, 4.0])
+
+
+def test_win_rate_vs_compute_needs_evaluations(tmp_path):
+    train_only = [row for row in _metrics_rows() if row["kind"] == "train"]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in train_only))
+    with pytest.raises(ValueError, match="no evaluation rows"):
+        viz.plot_win_rate_vs_compute(tmp_path)
 
 
 def test_training_curves_need_a_metrics_file(tmp_path):

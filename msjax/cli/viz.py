@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png
+    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png,
+                                                    #    runs/NAME/win_rate_vs_compute.png
     python -m msjax.viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
     python -m msjax.viz calibration --agent runs/NAME --games 100   # -> reliability.png
 """
@@ -21,7 +22,7 @@ from msjax.cli.args import positive_int
 from msjax.cli.boards import board_config
 
 USAGE = """\
-python -m msjax.viz curves runs/NAME [-o PNG]
+python -m msjax.viz curves runs/NAME [-o PNG] [--compute-out PNG]
 python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
 python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
 DESCRIPTION = "Pictures of boards and training: terminal views with overlays, and PNG figures."
@@ -51,9 +52,12 @@ def _turns(args: argparse.Namespace):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m msjax.viz", description=DESCRIPTION, usage=USAGE)
     figures = parser.add_subparsers(dest="figure", required=True)
-    curves = figures.add_parser("curves", help="training curves of a run")
+    curves = figures.add_parser(
+        "curves", help="training curves of a run, and its evaluations' win rate against env steps and wall seconds"
+    )
     curves.add_argument("run", help="run directory (runs/NAME) or its metrics.jsonl")
     curves.add_argument("-o", "--out", help="PNG path (default RUN/training_curves.png)")
+    curves.add_argument("--compute-out", help="PNG path of the win rate against compute (default RUN/win_rate_vs_compute.png)")
     heatmap = figures.add_parser("heatmap", help="mine probabilities beside the board, at one move of a game")
     _player_options(heatmap)
     heatmap.add_argument("--move", type=int, default=5, help="the position before this move (1 = the opening)")
@@ -72,7 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.figure == "curves":
-            path = viz.plot_training_curves(args.run, args.out)
+            print(viz.plot_training_curves(args.run, args.out))
+            if not any(row.get("kind") == "eval" for row in viz.read_metrics(args.run)):
+                return 0
+            path = viz.plot_win_rate_vs_compute(args.run, args.compute_out)
         elif args.figure == "heatmap":
             path = _heatmap_command(args)
         else:

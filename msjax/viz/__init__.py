@@ -3,12 +3,19 @@ figures (``figures``, matplotlib imported only when one is drawn).
 
 ``python -m msjax.viz`` is the command line (``msjax.cli.viz``)::
 
-    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png
+    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png,
+                                                    #    runs/NAME/win_rate_vs_compute.png
     python -m msjax.viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
     python -m msjax.viz calibration --agent runs/NAME --games 100   # -> reliability.png
 """
 
-from msjax.viz.figures import plot_mine_probabilities, plot_reliability, plot_training_curves, read_metrics
+from msjax.viz.figures import (
+    plot_mine_probabilities,
+    plot_reliability,
+    plot_training_curves,
+    plot_win_rate_vs_compute,
+    read_metrics,
+)
 from msjax.viz.terminal import (
     LAYER_NAMES,
     BoardView,
@@ -42,6 +49,7 @@ __all__ = [
     "plot_mine_probabilities",
     "plot_reliability",
     "plot_training_curves",
+    "plot_win_rate_vs_compute",
     "probability_digits",
     "read_metrics",
     "render_board",

@@ -256,6 +256,55 @@ def _plot_win_rates(win_ax, rows: list[dict[str, Any]]) -> None:
     win_ax.set_ylabel("win rate")
 
 
+def wall_seconds(rows: list[dict[str, Any]]) -> np.ndarray:
+    """float64[rows]: each row's ``wall_s`` (training seconds, compilation included); for
+    rows written before ``wall_s`` existed, the seconds since the first row."""
+    first = rows[0].get("time", 0.0) if rows else 0.0
+    return np.asarray([row.get("wall_s", row.get("time", first) - first) for row in rows], np.float64)
+
+
+def plot_win_rate_vs_compute(run: str | Path, path: str | Path | None = None) -> Path:
+    """Saves a PNG of the greedy evaluations' win rate (with its 95% band) against
+    environment steps and against wall seconds of training, side by side; stage changes
+    (imitation -> PPO) are dashed vertical lines.
+
+    Args:
+      run: the run directory (``runs/NAME``) or its ``metrics.jsonl``.
+      path: where to write the PNG (default ``<run dir>/win_rate_vs_compute.png``).
+
+    Returns:
+      The PNG's path.
+    """
+    rows = read_metrics(run)
+    at = [i for i, row in enumerate(rows) if row.get("kind") == "eval" and isinstance(row.get("win_rate"), (int, float))]
+    if not at:
+        raise ValueError(f"{run} holds no evaluation rows yet (train.py writes one every run.eval_every_updates)")
+    run_dir = Path(run) if Path(run).is_dir() else Path(run).parent
+    path = Path(path) if path is not None else run_dir / "win_rate_vs_compute.png"
+    all_wall = wall_seconds(rows)
+    evals = [rows[i] for i in at]
+    steps, wall = np.asarray([row["env_steps"] for row in evals], np.float64), all_wall[at]
+    win = np.asarray([row["win_rate"] for row in evals], np.float64)
+    low = np.asarray([row.get("win_rate_low", row["win_rate"]) for row in evals], np.float64)
+    high = np.asarray([row.get("win_rate_high", row["win_rate"]) for row in evals], np.float64)
+    changes = [index for index in range(1, len(rows)) if rows[index].get("stage") != rows[index - 1].get("stage")]
+    boundaries = ([rows[index]["env_steps"] for index in changes], [all_wall[index] for index in changes])
+    fig = _figure(figsize=(11, 4))
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, x, label, starts in zip(axes, (steps, wall), ("environment steps", "wall seconds"), boundaries):
+        for start in starts:
+            ax.axvline(start, color="gray", ls="--", lw=0.8)
+        ax.plot(x, win, "o-", ms=3, color="black", label="greedy evaluation")
+        ax.fill_between(x, low, high, color="gray", alpha=0.3, label="95% interval")
+        ax.set_xlabel(label)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.axes[0].set_ylabel("win rate")
+    fig.suptitle(f"win rate against compute: {run_dir.name}")
+    return _save(fig, path)
+
+
 def _stage_starts(rows: list[dict[str, Any]]) -> list[float]:
     """Env steps at which the stage changes (e.g. imitation -> ppo)."""
     starts, previous = [], None
