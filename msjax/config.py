@@ -56,6 +56,10 @@ class RunConfig:
       device_memory_gib: device memory each compiled chunk must fit in, GiB, checked
         before the first update (``msjax.memory.check_fits``); 0 = what the device says
         it has (``memory_stats()``: accelerators only, no check on the CPU), >= 0.
+      init_from: a run directory or one checkpoint whose network parameters start the
+        run's first stage (a warm start: e.g. a 16x16 agent from an 8x8 one; the network
+        is fully convolutional); its ``model`` section and observation channels must be
+        this run's. "" = fresh parameters. Ignored when resuming.
     """
 
     seed: int = 0
@@ -71,6 +75,7 @@ class RunConfig:
     progress_bar: bool = True
     num_devices: int = 0
     device_memory_gib: float = 0.0
+    init_from: str = ""
 
     def __post_init__(self):
         for name in ("seed", "eval_every_updates", "checkpoint_every_updates", "num_devices"):
@@ -82,6 +87,8 @@ class RunConfig:
             raise ValueError(f"RunConfig.device_memory_gib={self.device_memory_gib!r} must be a number >= 0")
         if not isinstance(self.workdir, str) or not self.workdir:
             raise ValueError(f"RunConfig.workdir={self.workdir!r} must be a non-empty path")
+        if not isinstance(self.init_from, str):
+            raise ValueError(f"RunConfig.init_from={self.init_from!r} must be a path (a run or a checkpoint) or ''")
 
 
 def _check_int(section: Any, name: str, low: int) -> None:

@@ -169,12 +169,14 @@ def make_optimizer(il_cfg: ImitationConfig) -> optax.GradientTransformation:
 
 
 def init_imitation_state(
-    key: jax.Array, env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig
+    key: jax.Array, env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig,
+    params: Any = None,
 ) -> ImitationState:
-    """Fresh parameters and optimizer, and ``num_envs`` new games (``distributed.place``
-    puts the state on a mesh)."""
+    """A new optimizer, ``num_envs`` new games, and ``params`` (a warm start) or fresh
+    parameters (``distributed.place`` puts the state on a mesh)."""
     param_key, env_key, run_key = jax.random.split(key, 3)
-    params = models.init_params(param_key, model_cfg, env_cfg)
+    if params is None:
+        params = models.init_params(param_key, model_cfg, env_cfg)
     return ImitationState(
         params=params,
         opt_state=make_optimizer(il_cfg).init(params),

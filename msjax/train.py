@@ -241,7 +241,7 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
                 first_env_step=0,
                 env_steps_per_update=il.num_envs * il.steps_per_update,
                 init=lambda params: distributed.place(
-                    imitation.init_imitation_state(il_key, il_env, cfg.model, il), mesh
+                    imitation.init_imitation_state(il_key, il_env, cfg.model, il, params=params), mesh
                 ),
                 make_chunk=lambda n: _imitation_chunk(il_env, cfg.model, il, n, mesh),
             )
@@ -452,22 +452,50 @@ def train(
         else:
             writer = NoWriter()
         progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
+        warm_start = warm_start_params(cfg) if state is None else None
         with contextlib.closing(writer), contextlib.closing(progress), StopSignals() as stop:
-            final = run_stages(stages, start_index, state, RunContext(cfg, checkpoints, writer, progress, stop))
+            ctx = RunContext(cfg, checkpoints, writer, progress, stop)
+            final = run_stages(stages, start_index, state, ctx, warm_start)
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
     if main_process:
         write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
     return checkpoint_path, final
 
 
-def run_stages(stages: list[Stage], start_index: int, state: Any, ctx: RunContext) -> dict[str, Any]:
-    """Runs ``stages[start_index:]``, the first from ``state`` (None: fresh), each later
-    one from its predecessor's parameters; returns the final evaluation."""
+def warm_start_params(cfg: ExperimentConfig) -> Any:
+    """The network parameters of the run or checkpoint ``cfg.run.init_from`` (None when
+    it is ""), placed on the host.
+
+    Raises:
+      ValueError: its network differs from ``cfg.model``, or it sees other observation
+        channels; ``checkpoint.CheckpointError`` (a ``ValueError``) when nothing there
+        can be read.
+    """
+    if not cfg.run.init_from:
+        return None
+    agent = checkpoint_lib.load_agent(cfg.run.init_from)
+    if agent.model_cfg != cfg.model:
+        differ = [
+            f"model.{field.name}: {getattr(agent.model_cfg, field.name)!r} there, {getattr(cfg.model, field.name)!r} here"
+            for field in dataclasses.fields(cfg.model)
+            if getattr(agent.model_cfg, field.name) != getattr(cfg.model, field.name)
+        ]
+        raise ValueError(f"run.init_from={cfg.run.init_from!r} holds another network: {'; '.join(differ)}")
+    agent.for_board(cfg.env)  # the same observation channels, or a ValueError naming them
+    return agent.params
+
+
+def run_stages(
+    stages: list[Stage], start_index: int, state: Any, ctx: RunContext, warm_start: Any = None
+) -> dict[str, Any]:
+    """Runs ``stages[start_index:]``, the first from ``state`` (None: fresh, with the
+    parameters ``warm_start`` when given), each later one from its predecessor's
+    parameters; returns the final evaluation."""
     final = None
     for index in range(start_index, len(stages)):
         stage = stages[index]
         if state is None or index != start_index:
-            state = stage.init(state.params if state is not None else None)
+            state = stage.init(state.params if state is not None else warm_start)
         last = index == len(stages) - 1
         episodes = ctx.cfg.run.final_eval_episodes if last else ctx.cfg.run.eval_episodes
         state, final = run_stage(stage, state, ctx, episodes)

@@ -372,3 +372,28 @@ def test_resume_step_continues_from_that_step_and_sets_the_later_ones_aside(fini
     assert f"moved the later checkpoints ({LAST_STEP})" in printed
     assert (run_dir / f"checkpoints-after-{LAST_STEP - 2}" / str(LAST_STEP)).is_dir()
     assert_same_final_state(run_dir, finished_run[0])
+
+
+def test_warm_start_reads_the_network_of_a_run_and_refuses_another_network(finished_run):
+    run_dir, _, _ = finished_run
+    cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, [f"run.init_from={run_dir}"])
+    params = train.warm_start_params(cfg)
+    saved = final_state(run_dir).params
+    for got, want in zip(jax.tree.leaves(params), jax.tree.leaves(saved)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert train.warm_start_params(config_lib.apply_overrides(cfg, ["run.init_from="])) is None
+    wider = config_lib.apply_overrides(cfg, ["model.channels=8,8,8"])
+    with pytest.raises(ValueError, match=r"run.init_from=.* holds another network: model.channels"):
+        train.warm_start_params(wider)
+    with pytest.raises(CheckpointError):
+        train.warm_start_params(config_lib.apply_overrides(cfg, [f"run.init_from={run_dir / 'missing'}"]))
+
+
+def test_a_warm_started_run_trains_from_the_other_runs_network(finished_run, tmp_path):
+    run_dir, _, _ = finished_run
+    cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, [f"run.init_from={run_dir}"])
+    run_main(["--config", config_file(tmp_path, cfg), "--workdir", tmp_path / "warm"])
+    fresh, warm = train_rows(run_dir)[0], train_rows(tmp_path / "warm")[0]
+    assert fresh["update"] == warm["update"] == 1
+    assert warm["mine_bce"] != fresh["mine_bce"]  # the same boards, another network
+    assert config_lib.load_json(tmp_path / "warm" / "config.json").run.init_from == str(run_dir)
