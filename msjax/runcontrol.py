@@ -4,7 +4,8 @@ its loop).
 A run directory holds one run: ``prepare_run_dir`` refuses a new run where checkpoints
 are, and moves an earlier run's leftovers (a run killed before its first checkpoint)
 aside to ``abandoned-K/``; a resume from an earlier step moves the later checkpoints to
-``checkpoints-after-STEP/``. ``StopSignals`` turns SIGINT and SIGTERM into a request to
+``checkpoints-after-STEP/``; ``warm_start_params`` reads the network a new run starts
+from (``run.init_from``). ``StopSignals`` turns SIGINT and SIGTERM into a request to
 stop at the next chunk boundary (a second signal: ``KeyboardInterrupt`` at once).
 Only process 0 moves files or prints.
 """
@@ -211,3 +212,26 @@ def interrupted_advice(run_dir: Path, argv: Sequence[str] | None) -> str:
         "\ninterrupted before the first checkpoint: nothing was saved; "
         f"start again with: python -m msjax.train {command}"
     )
+
+
+def warm_start_params(cfg: ExperimentConfig) -> Any:
+    """The network parameters of the run or checkpoint ``cfg.run.init_from`` (None when
+    it is ""), placed on the host.
+
+    Raises:
+      ValueError: its network differs from ``cfg.model``, or it sees other observation
+        channels; ``checkpoint.CheckpointError`` (a ``ValueError``) when nothing there
+        can be read.
+    """
+    if not cfg.run.init_from:
+        return None
+    agent = checkpoint_lib.load_agent(cfg.run.init_from)
+    if agent.model_cfg != cfg.model:
+        differ = [
+            f"model.{field.name}: {getattr(agent.model_cfg, field.name)!r} there, {getattr(cfg.model, field.name)!r} here"
+            for field in dataclasses.fields(cfg.model)
+            if getattr(agent.model_cfg, field.name) != getattr(cfg.model, field.name)
+        ]
+        raise ValueError(f"run.init_from={cfg.run.init_from!r} holds another network: {'; '.join(differ)}")
+    agent.for_board(cfg.env)  # the same observation channels, or a ValueError naming them
+    return agent.params

@@ -72,6 +72,7 @@ from msjax.runcontrol import (
     prepare_run_dir,
     restore_checkpoint,
     set_aside_later_steps,
+    warm_start_params,
 )
 from msjax.runlog import MetricsWriter, NoWriter, Progress
 
@@ -460,29 +461,6 @@ def train(
     if main_process:
         write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
     return checkpoint_path, final
-
-
-def warm_start_params(cfg: ExperimentConfig) -> Any:
-    """The network parameters of the run or checkpoint ``cfg.run.init_from`` (None when
-    it is ""), placed on the host.
-
-    Raises:
-      ValueError: its network differs from ``cfg.model``, or it sees other observation
-        channels; ``checkpoint.CheckpointError`` (a ``ValueError``) when nothing there
-        can be read.
-    """
-    if not cfg.run.init_from:
-        return None
-    agent = checkpoint_lib.load_agent(cfg.run.init_from)
-    if agent.model_cfg != cfg.model:
-        differ = [
-            f"model.{field.name}: {getattr(agent.model_cfg, field.name)!r} there, {getattr(cfg.model, field.name)!r} here"
-            for field in dataclasses.fields(cfg.model)
-            if getattr(agent.model_cfg, field.name) != getattr(cfg.model, field.name)
-        ]
-        raise ValueError(f"run.init_from={cfg.run.init_from!r} holds another network: {'; '.join(differ)}")
-    agent.for_board(cfg.env)  # the same observation channels, or a ValueError naming them
-    return agent.params
 
 
 def run_stages(

@@ -23,7 +23,7 @@ import pytest
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import distributed, runlog, train
+from msjax import distributed, runcontrol, runlog, train
 from msjax.checkpoint import CheckpointError, Checkpoints
 from tiny_runs import TINY
 
@@ -377,16 +377,16 @@ def test_resume_step_continues_from_that_step_and_sets_the_later_ones_aside(fini
 def test_warm_start_reads_the_network_of_a_run_and_refuses_another_network(finished_run):
     run_dir, _, _ = finished_run
     cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, [f"run.init_from={run_dir}"])
-    params = train.warm_start_params(cfg)
+    params = runcontrol.warm_start_params(cfg)
     saved = final_state(run_dir).params
     for got, want in zip(jax.tree.leaves(params), jax.tree.leaves(saved)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-    assert train.warm_start_params(config_lib.apply_overrides(cfg, ["run.init_from="])) is None
+    assert runcontrol.warm_start_params(config_lib.apply_overrides(cfg, ["run.init_from="])) is None
     wider = config_lib.apply_overrides(cfg, ["model.channels=8,8,8"])
     with pytest.raises(ValueError, match=r"run.init_from=.* holds another network: model.channels"):
-        train.warm_start_params(wider)
+        runcontrol.warm_start_params(wider)
     with pytest.raises(CheckpointError):
-        train.warm_start_params(config_lib.apply_overrides(cfg, [f"run.init_from={run_dir / 'missing'}"]))
+        runcontrol.warm_start_params(config_lib.apply_overrides(cfg, [f"run.init_from={run_dir / 'missing'}"]))
 
 
 def test_a_warm_started_run_trains_from_the_other_runs_network(finished_run, tmp_path):
