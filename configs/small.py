@@ -17,7 +17,7 @@ A short PPO stage with a small learning rate then fine-tunes on the game's own r
 The policy only reveals (``flag_actions=False``).
 
 What each choice was worth, measured on this config (RESULTS.md): four 64-channel layers
-and 5000 updates instead of (32, 64, 64) and 3000, 78.8% -> 84.1%; the opening label,
+and 5000 updates instead of (32, 64, 64) and 3000, 78.8% -> 84.0%; the opening label,
 -> 86.2%; the guess label at 0.1, -> 86.9% (less guessing after layer-3 proofs). A longer
 PPO stage in place of imitation updates, at equal wall time, did not pay (RESULTS.md).
 

@@ -300,7 +300,8 @@ def plot_win_rate_vs_compute(run: str | Path, path: str | Path | None = None) ->
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    fig.axes[0].set_ylabel("win rate")
+    axes[0].ticklabel_format(axis="x", style="sci", scilimits=(0, 0))  # env steps: 1e5, not 100000
+    axes[0].set_ylabel("win rate")
     fig.suptitle(f"win rate against compute: {run_dir.name}")
     return _save(fig, path)
 
