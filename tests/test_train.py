@@ -67,7 +67,7 @@ def config_file(tmp_path, cfg):
 
 def train_rows(run_dir):
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return [{k: v for k, v in row.items() if k != "time"} for row in rows if row["kind"] == "train"]
+    return [{k: v for k, v in row.items() if k not in ("time", "wall_s")} for row in rows if row["kind"] == "train"]
 
 
 def final_state(run_dir, cfg=TINY_WITH_IMITATION):
