@@ -219,13 +219,17 @@ def warm_start_params(cfg: ExperimentConfig) -> Any:
     it is ""), placed on the host.
 
     Raises:
-      ValueError: its network differs from ``cfg.model``, or it sees other observation
-        channels; ``checkpoint.CheckpointError`` (a ``ValueError``) when nothing there
-        can be read.
+      ValueError: nothing there can be read, its network differs from ``cfg.model``, or
+        it sees other observation channels; the message names ``run.init_from``.
     """
     if not cfg.run.init_from:
         return None
-    agent = checkpoint_lib.load_agent(cfg.run.init_from)
+    try:
+        agent = checkpoint_lib.load_agent(cfg.run.init_from)
+    except checkpoint_lib.CheckpointError as err:
+        raise ValueError(
+            f"run.init_from={cfg.run.init_from!r}: {err} (train that run first, or set run.init_from='')"
+        ) from err
     if agent.model_cfg != cfg.model:
         differ = [
             f"model.{field.name}: {getattr(agent.model_cfg, field.name)!r} there, {getattr(cfg.model, field.name)!r} here"

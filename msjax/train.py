@@ -86,11 +86,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     cfg = resolve_config(args)
     if args.workdir is None and not args.resume and holds_run(Path(cfg.run.workdir)):
         cfg = next_run_config(cfg)
+    warm_start = None if args.resume else warm_start_params(cfg)  # before the run directory: fail first
     run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
     main_process = distributed.is_main_process()
     with runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
         try:
-            checkpoint_path, final = train(cfg, run_dir, args.resume, resume_step=args.resume_step)
+            checkpoint_path, final = train(cfg, run_dir, args.resume, args.resume_step, warm_start)
         except RunStopped as stopped:
             if main_process:
                 print(f"{stopped}; continue with: python -m msjax.train --workdir {run_dir} --resume")
@@ -429,12 +430,13 @@ def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext, unwritten: tup
 
 
 def train(
-    cfg: ExperimentConfig, run_dir: Path, resume: bool, resume_step: int | None = None
+    cfg: ExperimentConfig, run_dir: Path, resume: bool, resume_step: int | None = None, warm_start: Any = None
 ) -> tuple[Path, dict[str, Any]]:
     """Runs every stage (when resuming, from checkpoint ``resume_step``, or the newest
-    intact one); returns the last checkpoint's path and the final evaluation, also
-    written to ``final_eval.json``. SIGINT and SIGTERM stop it at a chunk boundary with
-    ``RunStopped``, its checkpoint saved."""
+    intact one; else from the parameters ``warm_start`` when given); returns the last
+    checkpoint's path and the final evaluation, also written to ``final_eval.json``.
+    SIGINT and SIGTERM stop it at a chunk boundary with ``RunStopped``, its checkpoint
+    saved."""
     mesh = distributed.make_mesh(cfg.run.num_devices)
     stages = make_stages(cfg, mesh)
     main_process = distributed.is_main_process()
@@ -453,10 +455,9 @@ def train(
         else:
             writer = NoWriter()
         progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
-        warm_start = warm_start_params(cfg) if state is None else None
         with contextlib.closing(writer), contextlib.closing(progress), StopSignals() as stop:
             ctx = RunContext(cfg, checkpoints, writer, progress, stop)
-            final = run_stages(stages, start_index, state, ctx, warm_start)
+            final = run_stages(stages, start_index, state, ctx, warm_start if state is None else None)
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
     if main_process:
         write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)

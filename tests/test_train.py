@@ -213,7 +213,7 @@ def test_a_plain_rerun_of_the_main_command_starts_a_new_run_next_to_the_old(tmp_
              "invalid_action_rate": 0.0}  # fmt: skip
     ran = []
 
-    def fake_train(cfg, run_dir, resume, resume_step=None):
+    def fake_train(cfg, run_dir, resume, resume_step=None, warm_start=None):
         ran.append((cfg, run_dir, resume))
         return run_dir / "checkpoints" / "1", final
 
@@ -385,8 +385,15 @@ def test_warm_start_reads_the_network_of_a_run_and_refuses_another_network(finis
     wider = config_lib.apply_overrides(cfg, ["model.channels=8,8,8"])
     with pytest.raises(ValueError, match=r"run.init_from=.* holds another network: model.channels"):
         runcontrol.warm_start_params(wider)
-    with pytest.raises(CheckpointError):
+    with pytest.raises(ValueError, match=r"run.init_from=.*missing.* does not exist \(train that run first"):
         runcontrol.warm_start_params(config_lib.apply_overrides(cfg, [f"run.init_from={run_dir / 'missing'}"]))
+
+
+def test_a_run_from_a_missing_warm_start_fails_before_making_its_directory(tmp_path):
+    cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, [f"run.init_from={tmp_path / 'none'}"])
+    with pytest.raises(ValueError, match="run.init_from="):
+        run_main(["--config", config_file(tmp_path, cfg), "--workdir", tmp_path / "run"])
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_warm_started_run_trains_from_the_other_runs_network(finished_run, tmp_path):
