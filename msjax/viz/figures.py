@@ -287,8 +287,7 @@ def plot_win_rate_vs_compute(run: str | Path, path: str | Path | None = None) ->
     win = np.asarray([row["win_rate"] for row in evals], np.float64)
     low = np.asarray([row.get("win_rate_low", row["win_rate"]) for row in evals], np.float64)
     high = np.asarray([row.get("win_rate_high", row["win_rate"]) for row in evals], np.float64)
-    changes = [index for index in range(1, len(rows)) if rows[index].get("stage") != rows[index - 1].get("stage")]
-    boundaries = ([rows[index]["env_steps"] for index in changes], [all_wall[index] for index in changes])
+    boundaries = (_stage_starts(rows), all_wall[_stage_changes(rows)])
     fig = _figure(figsize=(11, 4))
     axes = fig.subplots(1, 2, sharey=True)
     for ax, x, label, starts in zip(axes, (steps, wall), ("environment steps", "wall seconds"), boundaries):
@@ -306,15 +305,20 @@ def plot_win_rate_vs_compute(run: str | Path, path: str | Path | None = None) ->
     return _save(fig, path)
 
 
-def _stage_starts(rows: list[dict[str, Any]]) -> list[float]:
-    """Env steps at which the stage changes (e.g. imitation -> ppo)."""
-    starts, previous = [], None
-    for row in rows:
+def _stage_changes(rows: list[dict[str, Any]]) -> list[int]:
+    """Indices of the rows at which the stage changes (e.g. imitation -> ppo)."""
+    changes, previous = [], None
+    for index, row in enumerate(rows):
         stage = row.get("stage")
         if previous is not None and stage != previous:
-            starts.append(row["env_steps"])
+            changes.append(index)
         previous = stage
-    return starts
+    return changes
+
+
+def _stage_starts(rows: list[dict[str, Any]]) -> list[float]:
+    """Env steps at which the stage changes (e.g. imitation -> ppo)."""
+    return [rows[index]["env_steps"] for index in _stage_changes(rows)]
 
 
 
