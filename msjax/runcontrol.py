@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from msjax import checkpoint as checkpoint_lib
+from msjax import config as config_lib
 from msjax import distributed
 from jax.sharding import Mesh
 
@@ -230,12 +231,8 @@ def warm_start_params(cfg: ExperimentConfig) -> Any:
         raise ValueError(
             f"run.init_from={cfg.run.init_from!r}: {err} (train that run first, or set run.init_from='')"
         ) from err
-    if agent.model_cfg != cfg.model:
-        differ = [
-            f"model.{field.name}: {getattr(agent.model_cfg, field.name)!r} there, {getattr(cfg.model, field.name)!r} here"
-            for field in dataclasses.fields(cfg.model)
-            if getattr(agent.model_cfg, field.name) != getattr(cfg.model, field.name)
-        ]
-        raise ValueError(f"run.init_from={cfg.run.init_from!r} holds another network: {'; '.join(differ)}")
+    other_network = [line for line in config_lib.differences(agent.config, cfg) if line.startswith("model.")]
+    if other_network:
+        raise ValueError(f"run.init_from={cfg.run.init_from!r} holds another network: {'; '.join(other_network)}")
     agent.for_board(cfg.env)  # the same observation channels, or a ValueError naming them
     return agent.params

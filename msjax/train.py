@@ -457,7 +457,7 @@ def train(
         progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
         with contextlib.closing(writer), contextlib.closing(progress), StopSignals() as stop:
             ctx = RunContext(cfg, checkpoints, writer, progress, stop)
-            final = run_stages(stages, start_index, state, ctx, warm_start if state is None else None)
+            final = run_stages(stages, start_index, state, ctx, warm_start)
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
     if main_process:
         write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
