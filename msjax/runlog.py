@@ -65,9 +65,9 @@ class MetricsWriter:
 
     def __init__(self, run_dir: Path, tensorboard: bool, resume_step: int | None):
         self.path = run_dir / "metrics.jsonl"
-        if resume_step is not None:
-            _drop_rows_after(self.path, resume_step)
-        self._wall_offset = _last_wall_seconds(self.path) if resume_step is not None else 0.0
+        # a resume carries on the training seconds of the last row it keeps
+        last_row = _drop_rows_after(self.path, resume_step) if resume_step is not None else None
+        self._wall_offset = float(last_row.get("wall_s", 0.0)) if last_row else 0.0
         self._start = time.monotonic()
         self._file = open(self.path, "a")
         self._tb = None
@@ -134,22 +134,15 @@ class MetricsWriter:
             self._tb.close()
 
 
-def _drop_rows_after(path: Path, step: int) -> None:
-    """Removes metrics rows past ``step`` (written after the checkpoint a resume starts from)."""
+def _drop_rows_after(path: Path, step: int) -> dict[str, Any] | None:
+    """Removes metrics rows past ``step`` (written after the checkpoint a resume starts
+    from); returns the last row kept (None without one)."""
     if not path.is_file():
-        return
-    rows = [line for line in path.read_text().splitlines() if line.strip()]
-    kept = [line for line in rows if json.loads(line)["step"] <= step]
-    path.write_text("".join(line + "\n" for line in kept))
-
-
-def _last_wall_seconds(path: Path) -> float:
-    """``wall_s`` of the last row of ``path`` (0 without one: a new run, or rows from
-    before ``wall_s`` was written)."""
-    if not path.is_file():
-        return 0.0
-    rows = [line for line in path.read_text().splitlines() if line.strip()]
-    return float(json.loads(rows[-1]).get("wall_s", 0.0)) if rows else 0.0
+        return None
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    kept = [(line, row) for line, row in zip(lines, map(json.loads, lines)) if row["step"] <= step]
+    path.write_text("".join(line + "\n" for line, _ in kept))
+    return kept[-1][1] if kept else None
 
 
 class NoWriter:
