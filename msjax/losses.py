@@ -218,9 +218,9 @@ def imitation_loss(
 
     Returns:
       ``(loss, metrics)``; metrics ``policy_ce`` (mean over forced states), ``guess_ce``
-      (mean over guess states), ``opening_ce`` (mean over opening states), ``mine_bce``, ``policy_accuracy`` (the greedy move is a
-      forced-safe cell, over forced states) and ``forced_fraction`` (forced states over
-      all states of unfinished games).
+      (mean over guess states), ``opening_ce`` (mean over opening states), ``mine_bce``,
+      ``policy_accuracy`` (the greedy move is a forced-safe cell, over forced states) and
+      ``forced_fraction`` (forced states over all states of unfinished games).
     """
     logits, _, mine_logits = apply_fn(params, batch.obs)
     logits = masked_logits(logits, batch.action_mask)
