@@ -15,38 +15,9 @@ import jax.numpy as jnp
 
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.deduce import deduce_from, layer1_fixpoint
-from msjax.solver.grid import any_cell, on_cells, player_view
+from msjax.solver.grid import any_cell, in_chunks, on_cells, player_view
 from msjax.solver.policy import fallback_move, finish_move, safe_move, typed_key
 from msjax.solver.types import Forced, SolverConfig, View
-
-
-def _in_chunks(need: jax.Array, chunk_size: int, fn, inputs, outputs):
-    """Runs ``fn`` only on the games where ``need`` (bool[B]) holds, ``chunk_size`` at a
-    time: the needing games are gathered (trailing batch axis) into fixed-size chunks,
-    and ``fn``'s results are scattered into ``outputs`` (pytree, trailing axis B)."""
-    num_games = need.shape[0]
-    size = min(chunk_size, num_games)
-    num_chunks = -(-num_games // size)
-    order = jnp.argsort(~need, stable=True).astype(jnp.int32)  # needing games first
-    order = jnp.concatenate([order, order[: num_chunks * size - num_games]])
-    num_need = jnp.sum(need, dtype=jnp.int32)
-
-    def one_chunk(carry):
-        i, outputs = carry
-        index = jax.lax.dynamic_slice(order, (i * size,), (size,))
-        valid = i * size + jnp.arange(size) < num_need
-        results = fn(jax.tree.map(lambda x: x[..., index], inputs))
-        outputs = jax.tree.map(
-            lambda out, new: out.at[..., index].set(jnp.where(valid, new, out[..., index])),
-            outputs,
-            results,
-        )
-        return i + 1, outputs
-
-    _, outputs = jax.lax.while_loop(
-        lambda carry: carry[0] * size < num_need, one_chunk, (jnp.int32(0), outputs)
-    )
-    return outputs
 
 
 class SolverMemory(NamedTuple):
@@ -106,16 +77,16 @@ def _deduce_in_chunks(view: View, forced: Forced, open_games, solver_cfg: Solver
         return deduce_from(view, forced, running, cfg, True, max_rounds)
 
     needs_more = open_games & ~any_cell(forced.safe)
-    forced, unfinished = _in_chunks(
+    forced, unfinished = in_chunks(
         needs_more, chunk_size, functools.partial(deduce_chunk, max_rounds=2),
         (view, forced), (forced, jnp.zeros_like(needs_more)),
     )
-    forced, _ = _in_chunks(
+    forced, _ = in_chunks(
         unfinished & ~any_cell(forced.safe), max(1, chunk_size // 4),
         functools.partial(deduce_chunk, max_rounds=0), (view, forced), (forced, unfinished),
     )
     if solver_cfg.max_layer >= 3 and solver_cfg.contradiction_cells:
-        forced, _ = _in_chunks(
+        forced, _ = in_chunks(
             open_games & ~any_cell(forced.safe), max(1, chunk_size // 8),
             functools.partial(deduce_chunk, max_rounds=0, cfg=solver_cfg),
             (view, forced), (forced, unfinished),
@@ -133,7 +104,7 @@ def _move_in_chunks(view, forced, flags, keys, open_games, cfg: EnvConfig, solve
         return fallback_move(view, forced, flags, keys, cfg, solver_cfg)
 
     needs_guess = open_games & ~found
-    return _in_chunks(
+    return in_chunks(
         needs_guess, max(1, chunk_size // 4), guess_chunk, (view, forced, flags, keys), (cell, layer)
     )
 

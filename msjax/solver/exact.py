@@ -62,7 +62,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from msjax.solver.frontier import SLOT_BITS, SLOTS_PER_WORD, FrontierPlan, key_words, plan_frontier
+from msjax.solver.frontier import StepPlan, key_words, plan_step, start_planner
+from msjax.solver.grid import in_chunks
 
 NEG_INF = -jnp.inf
 
@@ -74,8 +75,10 @@ class ExactLimits:
     Attributes:
       max_frontier: DP steps, the most frontier cells a view may have; 0 picks
         ``default_max_frontier`` of the board.
-      max_open: numbers open at once (slots of the packed key), at most 64.
+      max_open: numbers open at once (slots of the packed key), at most 32.
       max_states: states kept per step.
+      first_states: the table size of a first pass over every view; only views that
+        overflow it are analysed again with ``max_states`` (>= ``max_states``: one pass).
 
     Raises:
       ValueError: a field out of its range.
@@ -84,14 +87,17 @@ class ExactLimits:
     max_frontier: int = 0
     max_open: int = 24
     max_states: int = 256
+    first_states: int = 32
 
     def __post_init__(self):
         if self.max_frontier < 0:
             raise ValueError(f"ExactLimits.max_frontier={self.max_frontier} must be >= 0 (0: from the board)")
-        if not 1 <= self.max_open <= 64:
-            raise ValueError(f"ExactLimits.max_open={self.max_open} must be in [1, 64]")
+        if not 1 <= self.max_open <= 32:
+            raise ValueError(f"ExactLimits.max_open={self.max_open} must be in [1, 32]")
         if not 2 <= self.max_states <= 32_767:
             raise ValueError(f"ExactLimits.max_states={self.max_states} must be in [2, 32767]")
+        if self.first_states < 2:
+            raise ValueError(f"ExactLimits.first_states={self.first_states} must be >= 2")
 
     def steps(self, height: int, width: int) -> int:
         """The DP's static step count on a ``height`` x ``width`` board."""
@@ -160,49 +166,102 @@ class Table(NamedTuple):
     log_ways: jax.Array
 
 
-def _branches_allowed(table: Table, step: FrontierPlan, mine_count, num_off):
-    """(safe_ok, mine_ok) bool[S]: which of each state's two branches stay feasible."""
+NIBBLE_ONES = jnp.uint32(0x11111111)
+NIBBLE_HIGHS = jnp.uint32(0x88888888)
+
+
+def _has_zero_nibble(words: jax.Array) -> jax.Array:
+    """bool: some 4-bit field of the uint32 ``words`` is 0 (exact for "any": a borrow
+    that could fake a zero only starts at a real one)."""
+    return ((words - NIBBLE_ONES) & ~words & NIBBLE_HIGHS) != 0
+
+
+def _branches_allowed(table: Table, step: StepPlan, mine_count, num_off):
+    """(safe_ok, mine_ok) bool[S]: which of each state's two branches stay feasible.
+
+    Every state keeps ``need <= unvisited`` for each open number (a branch that breaks it
+    dies), so for the numbers of the visited cell: the mine branch needs ``need >= 1``,
+    and the safe branch ``need <= unvisited - 1``, i.e. ``need != unvisited``. Both are
+    "no targeted 4-bit field is zero", tested on whole words at once (SWAR): fields
+    outside the targets are set to 1 first.
+    """
     exists = table.log_ways > NEG_INF
-    is_number = step.slot >= 0
-    word = jnp.take(table.keys, jnp.maximum(step.slot, 0) // SLOTS_PER_WORD, axis=1)  # [S, 8]
-    shift = (SLOT_BITS * (jnp.maximum(step.slot, 0) % SLOTS_PER_WORD)).astype(jnp.uint32)
-    need = ((word >> shift) & 0xF).astype(jnp.int32)
-    safe_fits = jnp.all(~is_number | (need <= step.capacity), axis=1)
-    mine_fits = jnp.all(~is_number | ((need >= 1) & (need - 1 <= step.capacity)), axis=1)
+    safe_fits = mine_fits = exists
+    for w in range(table.keys.shape[1]):
+        targets = step.targets[w]
+        others = ~targets & NIBBLE_ONES
+        key = table.keys[:, w]
+        mine_fits = mine_fits & ~_has_zero_nibble((key & targets) | others)
+        safe_fits = safe_fits & ~_has_zero_nibble(((key ^ step.unvisited[w]) & targets) | others)
     # the rest of the board must still be able to take the mines left
     fewest = mine_count - num_off - step.remaining
-    safe_ok = exists & safe_fits & (table.mines >= fewest)
-    mine_ok = exists & mine_fits & (step.cell >= 0) & (table.mines + 1 <= mine_count) & (table.mines + 1 >= fewest)
+    safe_ok = safe_fits & (table.mines >= fewest)
+    mine_ok = mine_fits & (step.cell >= 0) & (table.mines + 1 <= mine_count) & (table.mines + 1 >= fewest)
     return safe_ok, mine_ok
 
 
+def _state_hash(keys: jax.Array, mines: jax.Array) -> jax.Array:
+    """uint32[N]: a mix of each state's key words and mine count (equal states, equal
+    hashes; unequal states rarely collide, and a collision only costs a table row)."""
+    mixed = mines.astype(jnp.uint32) * jnp.uint32(0x9E3779B1)
+    for w in range(keys.shape[1]):
+        mixed = (mixed ^ keys[:, w]) * jnp.uint32(0x85EBCA6B)
+        mixed = mixed ^ (mixed >> 13)
+    mixed = mixed * jnp.uint32(0xC2B2AE35)
+    return mixed ^ (mixed >> 16)
+
+
+def _running_count(flags: jax.Array) -> jax.Array:
+    """int32[N]: how many of ``flags`` (bool[N]) are set up to each position. Doubling
+    steps (log N elementwise adds): XLA's CPU cumsum is a reduce-window, O(N^2)."""
+    count = flags.astype(jnp.int32)
+    step = 1
+    while step < count.shape[0]:
+        count = count + jnp.concatenate([jnp.zeros(step, jnp.int32), count[:-step]])
+        step *= 2
+    return count
+
+
 def _merge(keys, mines, log_ways, ok, max_states: int):
-    """The children (``2S`` rows) merged by state and compacted into ``S`` rows.
+    """The children (``N = 2S`` rows) merged by state and compacted into ``S`` rows.
+
+    Equal states must meet to merge. A sort on one ``uint32`` per child (XLA's CPU sort
+    is several times faster on one operand than on several) puts them side by side: the
+    high bits hold a hash of the state, the low bits the child's index. States whose
+    hashes collide may interleave and then stay apart as two rows of one state, which
+    costs a row, not exactness: every child still lands on exactly one row, and rows are
+    merged by comparing the whole state.
 
     Returns:
-      (Table, dest int16[2S]: each child's row in the new table, -1 if dropped,
-      overflow bool[]: more than ``S`` distinct states).
+      (Table, dest int16[N]: each child's row in the new table, -1 if dropped,
+      overflow bool[]: more than ``S`` rows were needed).
     """
     num_rows, num_words = keys.shape
-    order = jnp.arange(num_rows, dtype=jnp.int32)
-    operands = [(~ok).astype(jnp.uint32)] + [keys[:, w] for w in range(num_words)] + [mines, order]
-    ordered = jax.lax.sort(operands, num_keys=num_words + 2)
-    valid, words, mines_sorted, order = ordered[0] == 0, ordered[1:-2], ordered[-2], ordered[-1]
-    same = jnp.all(jnp.stack([w[1:] == w[:-1] for w in words] + [mines_sorted[1:] == mines_sorted[:-1]]), axis=0)
-    same_next = jnp.concatenate([same & valid[1:] & valid[:-1], jnp.zeros(1, bool)])
-    first = valid & ~jnp.concatenate([jnp.zeros(1, bool), same_next[:-1]])
-    row = jnp.cumsum(first) - 1
-    sorted_ways = log_ways[order]
-    next_ways = jnp.concatenate([sorted_ways[1:], jnp.full(1, NEG_INF)])
-    merged = jnp.where(same_next, jnp.logaddexp(sorted_ways, next_ways), sorted_ways)
-    target = jnp.where(first & (row < max_states), row, max_states)
+    index_bits = max(1, (num_rows - 1).bit_length())
+    dropped = jnp.uint32(0xFFFFFFFF)
+    high = jnp.minimum(_state_hash(keys, mines) >> index_bits, jnp.uint32((1 << (32 - index_bits)) - 2))
+    packed = jnp.where(ok, (high << index_bits) | jnp.arange(num_rows, dtype=jnp.uint32), dropped)
+    packed = jax.lax.sort(packed)
+    valid = packed != dropped
+    order = (packed & jnp.uint32((1 << index_bits) - 1)).astype(jnp.int32)
+    words, mines_sorted, ways = keys[order], mines[order], log_ways[order]
+    same = (mines_sorted[1:] == mines_sorted[:-1]) & valid[:-1]
+    for w in range(num_words):
+        same = same & (words[1:, w] == words[:-1, w])
+    first = valid & ~jnp.concatenate([jnp.zeros(1, bool), same])
+    row = _running_count(first) - 1
+    segment = jnp.where(valid & (row < max_states), row, max_states)
+    top = jax.ops.segment_max(ways, segment, num_segments=max_states, indices_are_sorted=True)
+    top_of = jnp.concatenate([jnp.where(jnp.isfinite(top), top, 0.0), jnp.zeros(1)])[segment]
+    total = jax.ops.segment_sum(jnp.exp(ways - top_of), segment, num_segments=max_states, indices_are_sorted=True)
+    target = jnp.where(first, segment, max_states)
     table = Table(
-        keys=jnp.zeros((max_states, num_words), jnp.uint32).at[target].set(jnp.stack(words, axis=1), mode="drop"),
+        keys=jnp.zeros((max_states, num_words), jnp.uint32).at[target].set(words, mode="drop"),
         mines=jnp.zeros(max_states, jnp.int32).at[target].set(mines_sorted, mode="drop"),
-        log_ways=jnp.full(max_states, NEG_INF).at[target].set(merged, mode="drop"),
+        log_ways=jnp.where(total > 0, jnp.log(total) + top, NEG_INF),
     )
-    dest_sorted = jnp.where(valid & (row < max_states), row, -1).astype(jnp.int16)
-    dest = jnp.zeros(num_rows, jnp.int16).at[order].set(dest_sorted)
+    dest_sorted = jnp.where(segment < max_states, segment, -1).astype(jnp.int16)
+    dest = jnp.full(num_rows, -1, jnp.int16).at[jnp.where(valid, order, num_rows)].set(dest_sorted, mode="drop")
     return table, dest, jnp.sum(first) > max_states
 
 
@@ -213,15 +272,23 @@ def _normalised(log_ways: jax.Array) -> tuple[jax.Array, jax.Array]:
     return log_ways - top, top
 
 
-def _forward_step(table: Table, step: FrontierPlan, mine_count, num_off, max_states: int):
-    """One frontier cell on one view: ``(table, dest int16[2S], overflow, shift)``."""
+def _children(table: Table, step: StepPlan, mine_count, num_off):
+    """The two branches of every state of one view at one step: ``(keys uint32[2S, Wd],
+    mines int32[2S], log_ways float32[2S], ok bool[2S])``, the safe branches first."""
     table = table._replace(keys=table.keys + step.opens[None, :])
     safe_ok, mine_ok = _branches_allowed(table, step, mine_count, num_off)
-    keys = jnp.concatenate([table.keys, table.keys - step.delta[None, :]])
+    keys = jnp.concatenate([table.keys, table.keys - (step.targets & NIBBLE_ONES)[None, :]])
     mines = jnp.concatenate([table.mines, table.mines + 1])
     log_ways = jnp.concatenate([table.log_ways, table.log_ways])
-    table, dest, overflow = _merge(keys, mines, log_ways, jnp.concatenate([safe_ok, mine_ok]), max_states)
-    log_ways, shift = _normalised(table.log_ways)
+    return keys, mines, log_ways, jnp.concatenate([safe_ok, mine_ok])
+
+
+def _forward_step(table: Table, step: StepPlan, mine_count, num_off, max_states: int):
+    """One frontier cell on a batch of views (leading axis): ``(table, dest int16[B, 2S],
+    overflow bool[B], shift float32[B])``."""
+    children = jax.vmap(_children)(table, step, mine_count, num_off)
+    table, dest, overflow = jax.vmap(functools.partial(_merge, max_states=max_states))(*children)
+    log_ways, shift = jax.vmap(_normalised)(table.log_ways)
     return table._replace(log_ways=log_ways), dest, overflow, shift
 
 
@@ -276,7 +343,19 @@ def _off_frontier(table: Table, beta, mine_count, num_off):
     return probability, may_mine, may_safe, log_total
 
 
-# ----------------------------------------------------------------------------- batch
+# ----------------------------------------------------------------------------- one tier
+
+
+class _Tier(NamedTuple):
+    """One analysis of a batch at one table size, flat over cells ([B, H*W])."""
+
+    mine_prob: jax.Array
+    may_mine: jax.Array
+    may_safe: jax.Array
+    overflow: jax.Array
+    beyond: jax.Array  # past the frontier or open-number limits, whatever the table size
+    impossible: jax.Array
+    log_layouts: jax.Array
 
 
 def _start_table(num_boards: int, max_states: int, num_words: int) -> Table:
@@ -288,52 +367,44 @@ def _start_table(num_boards: int, max_states: int, num_words: int) -> Table:
     )
 
 
-@functools.partial(jax.jit, static_argnames=("limits",))
-def exact_analysis(
-    revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, limits: ExactLimits = ExactLimits()
-) -> ExactAnalysis:
-    """Exact mine probabilities and proofs of a batch of views (module docstring).
-
-    Args:
-      revealed: bool[B, H, W]; counts: int[B, H, W], the numbers (read where revealed);
-      mine_count: int[B], mines on each board.
-      limits: static sizes.
-
-    Returns:
-      ``ExactAnalysis``; where ``exact`` is False, ``mine_prob`` is not yet filled (0 on
-      the flagged boards): ``exact_mine_probabilities`` fills it with the estimate.
-    """
+def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
+    """The forward pass (planner and DP step by step), the backward pass, and the cells
+    placed on the board, for a batch at one table size ``max_states``."""
+    revealed, counts, mine_count = views
     num_boards, height, width = revealed.shape
-    steps = limits.steps(height, width)
-    num_words = key_words(limits.max_open)
-    max_states = limits.max_states
-    mine_count = jnp.asarray(mine_count, jnp.int32)
-    plan = jax.vmap(plan_frontier, in_axes=(0, 0, None, None))(revealed, counts, steps, limits.max_open)
-    by_step = jax.tree.map(lambda x: jnp.moveaxis(x, 1, 0), plan[:6])  # [T, B, ...]
-    last = jnp.max(jnp.minimum(plan.num_cells, steps))  # the batch's longest frontier
-    forward = jax.vmap(functools.partial(_forward_step, max_states=max_states))
+    planner = jax.vmap(start_planner, in_axes=(0, 0, None, None))(revealed, counts, steps, max_open)
+    last = jnp.max(jnp.minimum(planner.num_cells, steps))  # the batch's longest frontier
+    plan = jax.vmap(functools.partial(plan_step, height=height, width=width, max_open=max_open), in_axes=(0, None))
 
     def forward_body(carry):
-        t, table, alphas, dests, overflow, shift_total = carry
-        step = FrontierPlan(*jax.tree.map(lambda x: x[t], by_step), *plan[6:])
-        new_table, dest, step_overflow, shift = forward(table, step, mine_count, plan.num_off)
-        alphas = alphas.at[t].set(table.log_ways)
-        dests = dests.at[t].set(dest)
-        return t + 1, new_table, alphas, dests, overflow | step_overflow, shift_total + shift
+        # the planner runs one step ahead: the DP reads its step from the loop carry, a
+        # buffer, where XLA's CPU backend would otherwise fuse (recompute) the planner's
+        # arithmetic into every element of the DP's arrays
+        t, planner, step, table, history, overflow, shift_total = carry
+        new_table, dest, step_overflow, shift = _forward_step(table, step, mine_count, planner.num_off, max_states)
+        cells, alphas, dests = history
+        history = (cells.at[t].set(step.cell), alphas.at[t].set(table.log_ways), dests.at[t].set(dest))
+        planner, step = plan(planner, t + 1)
+        return t + 1, planner, step, new_table, history, overflow | step_overflow, shift_total + shift
 
-    start = (
-        jnp.int32(0),
-        _start_table(num_boards, max_states, num_words),
+    history = (
+        jnp.full((steps, num_boards), -1, jnp.int32),
         jnp.full((steps, num_boards, max_states), NEG_INF),
         jnp.full((steps, num_boards, 2 * max_states), -1, jnp.int16),
-        jnp.zeros(num_boards, bool),
-        jnp.zeros(num_boards, jnp.float32),
     )
-    _, table, alphas, dests, overflow, shift_total = jax.lax.while_loop(lambda c: c[0] < last, forward_body, start)
+    planner, step = plan(planner, jnp.int32(0))
+    start = (jnp.int32(0), planner, step, _start_table(num_boards, max_states, key_words(max_open)), history,
+             jnp.zeros(num_boards, bool), jnp.zeros(num_boards, jnp.float32))
+    _, planner, _, table, (cells, alphas, dests), overflow, shift_total = jax.lax.while_loop(
+        lambda c: c[0] < last, forward_body, start
+    )
 
-    size = height * width
-    beta, log_reference = jax.vmap(functools.partial(_final_weights, size=size))(table, mine_count, plan.num_off)
-    off_prob, off_may_mine, off_may_safe, log_total = jax.vmap(_off_frontier)(table, beta, mine_count, plan.num_off)
+    beta, log_reference = jax.vmap(functools.partial(_final_weights, size=height * width))(
+        table, mine_count, planner.num_off
+    )
+    off_prob, off_may_mine, off_may_safe, log_total = jax.vmap(_off_frontier)(
+        table, beta, mine_count, planner.num_off
+    )
     backward = jax.vmap(_backward_step)
 
     def backward_body(carry):
@@ -341,53 +412,77 @@ def exact_analysis(
         t = t - 1
         beta, log_safe, log_mine = backward(beta, alphas[t], dests[t])
         both = jnp.logaddexp(log_safe, log_mine)
-        p = jnp.where(jnp.isfinite(both), jnp.exp(log_mine - jnp.where(jnp.isfinite(both), both, 0.0)), 0.0)
-        p_mine, may_mine, may_safe = (
-            p_mine.at[t].set(p),
-            may_mine.at[t].set(log_mine > NEG_INF),
-            may_safe.at[t].set(log_safe > NEG_INF),
-        )
-        return t, beta, p_mine, may_mine, may_safe
+        finite = jnp.isfinite(both)
+        p = jnp.where(finite, jnp.exp(log_mine - jnp.where(finite, both, 0.0)), 0.0)
+        return t, beta, p_mine.at[t].set(p), may_mine.at[t].set(log_mine > NEG_INF), may_safe.at[t].set(log_safe > NEG_INF)
 
     empty = jnp.zeros((steps, num_boards), bool)
     _, _, p_mine, may_mine, may_safe = jax.lax.while_loop(
         lambda c: c[0] > 0, backward_body, (last, beta, jnp.zeros((steps, num_boards)), empty, empty)
     )
 
-    return _assemble(
-        revealed, plan, jnp.moveaxis(p_mine, 0, 1), jnp.moveaxis(may_mine, 0, 1), jnp.moveaxis(may_safe, 0, 1),
-        (off_prob, off_may_mine, off_may_safe), overflow, log_total + log_reference + shift_total,
+    hidden = ~revealed.reshape(num_boards, -1)
+    sink = height * width
+    visited = jnp.where(cells >= 0, cells, sink).T  # [B, T]
+
+    def place(values, off_value):
+        board = jnp.broadcast_to(off_value[:, None], hidden.shape)
+        return jax.vmap(lambda b, c, v: b.at[c].set(v, mode="drop"))(board, visited, values.T)
+
+    return _Tier(
+        mine_prob=jnp.where(hidden, place(p_mine, off_prob), 0.0),
+        may_mine=hidden & place(may_mine, off_may_mine),
+        may_safe=hidden & place(may_safe, off_may_safe),
+        overflow=overflow,
+        beyond=planner.too_wide | (planner.num_cells > steps),
+        impossible=planner.impossible,
+        log_layouts=log_total + log_reference + shift_total,
     )
 
 
-def _assemble(revealed, plan: FrontierPlan, p_mine, may_mine, may_safe, off, overflow, log_layouts) -> ExactAnalysis:
-    """Per-step results placed on the board's cells (all arrays with the batch axis)."""
+# ----------------------------------------------------------------------------- batch
+
+
+@functools.partial(jax.jit, static_argnames=("limits",))
+def exact_analysis(
+    revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, limits: ExactLimits = ExactLimits()
+) -> ExactAnalysis:
+    """Exact mine probabilities and proofs of a batch of views (module docstring).
+
+    Every view is analysed with a table of ``limits.first_states`` states; the views that
+    overflow it are analysed again with ``limits.max_states``, gathered in chunks of an
+    eighth of the batch, so the large table costs only where it is needed.
+
+    Args:
+      revealed: bool[B, H, W]; counts: int[B, H, W], the numbers (read where revealed);
+      mine_count: int[B], mines on each board.
+      limits: static sizes.
+
+    Returns:
+      ``ExactAnalysis``; where ``exact`` is False, ``mine_prob`` is 0 and nothing is
+      proved (``exact_mine_probabilities`` gives the estimate there).
+    """
     num_boards, height, width = revealed.shape
-    off_prob, off_may_mine, off_may_safe = off
-    hidden = ~revealed.reshape(num_boards, -1)
-    frontier = jnp.zeros_like(hidden)
-    on = plan.cell >= 0
-    cells = jnp.where(on, plan.cell, height * width)
-
-    def place(values, fill):
-        board = jnp.full(hidden.shape, fill, values.dtype)
-        return jax.vmap(lambda b, c, v: b.at[c].set(v, mode="drop"))(board, cells, values)
-
-    frontier = place(jnp.ones_like(on), False)
-    off_cells = hidden & ~frontier
-    within = ~overflow & ~plan.too_wide & ~plan.too_long
-    inconsistent = within & (plan.impossible | ~jnp.isfinite(log_layouts))
+    steps = limits.steps(height, width)
+    views = (revealed, counts.astype(jnp.int32), jnp.asarray(mine_count, jnp.int32))
+    tier = functools.partial(_analyse_tier, steps=steps, max_open=limits.max_open)
+    result = tier(views, max_states=min(limits.first_states, limits.max_states))
+    if limits.first_states < limits.max_states:
+        redo = result.overflow & ~result.beyond & ~result.impossible
+        result = in_chunks(
+            redo, max(1, num_boards // 8), functools.partial(tier, max_states=limits.max_states),
+            views, result, axis=0,
+        )
+    within = ~result.overflow & ~result.beyond
+    inconsistent = within & (result.impossible | ~jnp.isfinite(result.log_layouts))
     exact = within & ~inconsistent
-    on_board = lambda x: x.reshape(num_boards, height, width)
-    mine_prob = jnp.where(off_cells, off_prob[:, None], place(p_mine, 0.0))
-    may_mine = jnp.where(off_cells, off_may_mine[:, None], place(may_mine, True))
-    may_safe = jnp.where(off_cells, off_may_safe[:, None], place(may_safe, True))
-    proof = hidden & exact[:, None]
+    proof = exact[:, None]
+    board = lambda x: x.reshape(num_boards, height, width)
     return ExactAnalysis(
-        mine_prob=on_board(jnp.where(hidden & exact[:, None], mine_prob, 0.0)),
-        safe=on_board(proof & ~may_mine),
-        mines=on_board(proof & ~may_safe),
+        mine_prob=board(jnp.where(proof, result.mine_prob, 0.0)),
+        safe=board(proof & ~revealed.reshape(num_boards, -1) & ~result.may_mine),
+        mines=board(proof & ~revealed.reshape(num_boards, -1) & ~result.may_safe),
         exact=exact,
         inconsistent=inconsistent,
-        log_layouts=jnp.where(within & ~inconsistent, log_layouts, NEG_INF),
+        log_layouts=jnp.where(exact, result.log_layouts, NEG_INF),
     )

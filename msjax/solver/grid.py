@@ -34,6 +34,39 @@ def player_view(state: EnvState, batched: bool = False) -> View:
     return View(revealed, counts, state.mine_count.astype(jnp.int32))
 
 
+def in_chunks(need: jax.Array, chunk_size: int, fn, inputs, outputs, axis: int = -1):
+    """Runs ``fn`` only on the games where ``need`` (bool[B]) holds, ``chunk_size`` at a
+    time: the needing games are gathered (along ``axis`` of every leaf: -1, the trailing
+    cell-major batch axis, or 0, a leading one) into fixed-size chunks, and ``fn``'s
+    results are scattered into ``outputs`` (pytree, batch along the same axis)."""
+    num_games = need.shape[0]
+    size = min(chunk_size, num_games)
+    num_chunks = -(-num_games // size)
+    order = jnp.argsort(~need, stable=True).astype(jnp.int32)  # needing games first
+    order = jnp.concatenate([order, order[: num_chunks * size - num_games]])
+    num_need = jnp.sum(need, dtype=jnp.int32)
+    take = lambda x, index: jnp.take(x, index, axis=axis)
+
+    def put(out, new, index, valid):
+        shape = [1] * out.ndim
+        shape[axis] = valid.shape[0]
+        kept = jnp.where(valid.reshape(shape), new, take(out, index))
+        moved = jnp.moveaxis(out, axis, 0).at[index].set(jnp.moveaxis(kept, axis, 0))
+        return jnp.moveaxis(moved, 0, axis)
+
+    def one_chunk(carry):
+        i, outputs = carry
+        index = jax.lax.dynamic_slice(order, (i * size,), (size,))
+        valid = i * size + jnp.arange(size) < num_need
+        results = fn(jax.tree.map(lambda x: take(x, index), inputs))
+        return i + 1, jax.tree.map(lambda out, new: put(out, new, index, valid), outputs, results)
+
+    _, outputs = jax.lax.while_loop(
+        lambda carry: carry[0] * size < num_need, one_chunk, (jnp.int32(0), outputs)
+    )
+    return outputs
+
+
 def on_cells(game_values: jax.Array) -> jax.Array:
     """[*b] -> [1, 1, *b]: a per-game value broadcast against cells."""
     return game_values[None, None]
