@@ -7,6 +7,8 @@ Players:
   jax     -- the JAX solver, all layers (``SolverConfig()``).
   exact   -- the exact-probability player of ``msjax.exact`` (CPU, NumPy, one process per
              ``--workers``).
+  jax-exact -- the JAX solver on exact probabilities (``SolverConfig(probabilities="exact")``,
+             batched on the device like ``jax``), with the exact player's first click.
 
 Boards: beginner 8x8x10, intermediate 16x16x40, expert 16x30x99; rules: ``opening``
 (``guarantee_safe_neighborhood=True``: the first click opens a region) and ``safe`` (only
@@ -43,11 +45,11 @@ import numpy as np
 from msjax.env import STANDARD_BOARDS
 
 RULES = {"opening": True, "safe": False}
-PLAYERS = ("random", "layer1", "jax", "exact")
+PLAYERS = ("random", "layer1", "jax", "jax-exact", "exact")
 # Published PSEQ win rates, percent: (safe first click, opening start).
 PSEQ = {"beginner": (81.6, 90.1), "intermediate": (78.1, 88.9), "expert": (39.6, 52.8)}
 DEFAULT_GAMES = {"beginner": 20_000, "intermediate": 5_000, "expert": 5_000}
-QUICK_GAMES = {"exact": 200, "jax": 1_024, "layer1": 1_024, "random": 1_024}
+QUICK_GAMES = {"exact": 200, "jax": 1_024, "jax-exact": 512, "layer1": 1_024, "random": 1_024}
 
 
 def make_row(player: str, board: str, rule: str, result: dict) -> dict:
@@ -139,6 +141,11 @@ def _jax_policy(player: str, env_cfg, solver_options: dict | None = None):
     from msjax import solver
 
     options = dict(solver_options or {}, **({"max_layer": 1} if player == "layer1" else {}))
+    if player == "jax-exact":
+        from msjax import exact
+
+        first = exact.first_click_cell(env_cfg.H, env_cfg.W, env_cfg.guarantee_safe_neighborhood)
+        options = {"probabilities": "exact", "first_click": divmod(first, env_cfg.W), **options}
     solver_cfg = solver.SolverConfig(**options)
 
     def policy(states, keys, memory):  # the batched path, remembering its proofs

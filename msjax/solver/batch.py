@@ -95,8 +95,9 @@ def _deduce_in_chunks(view: View, forced: Forced, open_games, solver_cfg: Solver
 
 
 def _move_in_chunks(view, forced, flags, keys, open_games, cfg: EnvConfig, solver_cfg: SolverConfig, chunk_size: int):
-    """(action, layer) int32[B]: a proved-safe cell where there is one, else the fallback
-    move (flag or guess), computed only on the open games that need it."""
+    """(action, layer) int32[B] and ``forced``: a proved-safe cell where there is one,
+    else the fallback move (an exact-proved cell, a flag or a guess), computed only on the
+    open games that need it; ``forced`` gains what the exact analysis proved there."""
     cell, layer, found = safe_move(view, forced)
 
     def guess_chunk(args):
@@ -105,7 +106,7 @@ def _move_in_chunks(view, forced, flags, keys, open_games, cfg: EnvConfig, solve
 
     needs_guess = open_games & ~found
     return in_chunks(
-        needs_guess, max(1, chunk_size // 4), guess_chunk, (view, forced, flags, keys), (cell, layer)
+        needs_guess, max(1, chunk_size // 4), guess_chunk, (view, forced, flags, keys), (cell, layer, forced)
     )
 
 
@@ -149,7 +150,7 @@ def batch_solver_play(
     forced = layer1_fixpoint(view, forced, open_games, stop_at_safe=True)
     if solver_cfg.max_layer >= 2:
         forced = _deduce_in_chunks(view, forced, open_games, solver_cfg, chunk_size)
-    action, layer = _move_in_chunks(view, forced, flags, keys, open_games, cfg, solver_cfg, chunk_size)
+    action, layer, forced = _move_in_chunks(view, forced, flags, keys, open_games, cfg, solver_cfg, chunk_size)
     action, layer = finish_move(action, layer, view, states.done, cfg, solver_cfg)
     memory = SolverMemory(*(jnp.moveaxis(x, -1, 0) for x in forced), game)
     return action, layer, memory

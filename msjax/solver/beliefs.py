@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from msjax.env import EnvConfig, EnvState
-from msjax.solver.deduce import deduce
+from msjax.solver.deduce import deduce, with_exact_proofs
 from msjax.solver.grid import (
     BOX_OFFSETS,
     NEIGHBOUR_OFFSETS,
@@ -154,9 +154,16 @@ def mine_probabilities(
 
     Deduction runs with layers 1-3 (whatever ``max_layer`` says); proved mines are 1,
     proved-safe and revealed cells 0, the other hidden cells get the layer-4 estimate.
+    With ``probabilities="exact"`` the exact probabilities replace all of it wherever the
+    view is within the exact analysis' limits.
     """
     del cfg
     view = player_view(state)
     deduction_cfg = dataclasses.replace(solver_cfg, max_layer=3)
-    return _probabilities(view, deduce(view, deduction_cfg, stop_at_safe=False), solver_cfg)
+    forced = deduce(view, deduction_cfg, stop_at_safe=False)
+    estimate = _probabilities(view, forced, solver_cfg)
+    if solver_cfg.probabilities != "exact":
+        return estimate
+    _, exact_probability, exact = with_exact_proofs(view, forced, solver_cfg)
+    return jnp.where(exact, exact_probability, estimate)
 

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from msjax.env import EnvConfig, EnvState
+from msjax.solver.exact import exact_on_cells
 from msjax.solver.grid import any_cell, on_cells, player_view
 from msjax.solver.layers import constraints_of, contradiction, layer1, layer2, layer3
 from msjax.solver.types import Constraints, Forced, SolverConfig, View
@@ -22,6 +23,23 @@ def _add_proofs(forced: Forced, new_safe, new_mines, level) -> Forced:
     """``forced`` with the cells of ``new_safe``/``new_mines`` proved by ``level``."""
     new = new_safe | new_mines
     return Forced(forced.safe | new_safe, forced.mines | new_mines, jnp.where(new, level, forced.layer))
+
+
+def with_exact_proofs(view: View, forced: Forced, solver_cfg: SolverConfig) -> tuple[Forced, jax.Array, jax.Array]:
+    """``(forced, mine_prob, exact)``: ``forced`` plus what the exact analysis proves
+    that it does not (layer 3), its probabilities float32[H, W, *b] and where it is
+    exact, bool[*b] (``msjax.solver.exact.exact_on_cells``)."""
+    proofs, mine_prob, exact = exact_on_cells(view, solver_cfg.exact_limits)
+    new_safe, new_mines = proofs.safe & ~forced.safe, proofs.mines & ~forced.mines
+    return _add_proofs(forced, new_safe, new_mines, jnp.int8(3)), mine_prob, exact
+
+
+def _proofs_of(view: View, solver_cfg: SolverConfig, stop_at_safe: bool) -> Forced:
+    """The layers' proofs, plus the exact analysis' where ``solver_cfg`` asks for them."""
+    forced = deduce(view, solver_cfg, stop_at_safe)
+    if solver_cfg.probabilities == "exact" and solver_cfg.max_layer >= 3:
+        forced = with_exact_proofs(view, forced, solver_cfg)[0]
+    return forced
 
 
 def _empty_forced(view: View) -> Forced:
@@ -126,7 +144,9 @@ def deduce(view: View, solver_cfg: SolverConfig, stop_at_safe: bool) -> Forced:
 
 
 def forced_moves(state: EnvState, cfg: EnvConfig, solver_cfg: SolverConfig = SolverConfig()) -> Forced:
-    """Every hidden cell that layers ``1..min(max_layer, 3)`` prove safe or a mine.
+    """Every hidden cell that layers ``1..min(max_layer, 3)`` prove safe or a mine (with
+    ``probabilities="exact"`` and ``max_layer >= 3``, every cell that is safe or a mine in
+    all consistent layouts: the exact analysis' proofs count as layer 3).
 
     Args:
       state: one game (no batch axis; ``jax.vmap`` it, or use ``batch_forced_moves``).
@@ -137,7 +157,7 @@ def forced_moves(state: EnvState, cfg: EnvConfig, solver_cfg: SolverConfig = Sol
       ``Forced(safe, mines, layer)``, each ``[H, W]``.
     """
     del cfg  # shapes come from the state
-    return deduce(player_view(state), solver_cfg, stop_at_safe=False)
+    return _proofs_of(player_view(state), solver_cfg, stop_at_safe=False)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
@@ -146,7 +166,7 @@ def batch_forced_moves(
 ) -> Forced:
     """``jax.vmap(forced_moves)`` computed in the faster cell-major layout: ``[B, H, W]`` fields."""
     del cfg
-    forced = deduce(player_view(states, batched=True), solver_cfg, stop_at_safe=False)
+    forced = _proofs_of(player_view(states, batched=True), solver_cfg, stop_at_safe=False)
     return jax.tree.map(lambda x: jnp.moveaxis(x, -1, 0), forced)
 
 

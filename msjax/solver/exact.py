@@ -53,7 +53,6 @@ layout fits) is flagged too (``inconsistent`` True) and gets the same estimate, 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import NamedTuple
@@ -62,52 +61,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from msjax.solver.types import ExactLimits, Forced, View
 from msjax.solver.frontier import StepPlan, key_words, plan_step, start_planner
 from msjax.solver.grid import in_chunks
 
 NEG_INF = -jnp.inf
-
-
-@dataclasses.dataclass(frozen=True)
-class ExactLimits:
-    """Static sizes of the exact analysis (frozen: a static jit argument).
-
-    Attributes:
-      max_frontier: DP steps, the most frontier cells a view may have; 0 picks
-        ``default_max_frontier`` of the board.
-      max_open: numbers open at once (slots of the packed key), at most 32.
-      max_states: states kept per step.
-      first_states: the table size of a first pass over every view; only views that
-        overflow it are analysed again with ``max_states`` (>= ``max_states``: one pass).
-
-    Raises:
-      ValueError: a field out of its range.
-    """
-
-    max_frontier: int = 0
-    max_open: int = 24
-    max_states: int = 256
-    first_states: int = 32
-
-    def __post_init__(self):
-        if self.max_frontier < 0:
-            raise ValueError(f"ExactLimits.max_frontier={self.max_frontier} must be >= 0 (0: from the board)")
-        if not 1 <= self.max_open <= 32:
-            raise ValueError(f"ExactLimits.max_open={self.max_open} must be in [1, 32]")
-        if not 2 <= self.max_states <= 32_767:
-            raise ValueError(f"ExactLimits.max_states={self.max_states} must be in [2, 32767]")
-        if self.first_states < 2:
-            raise ValueError(f"ExactLimits.first_states={self.first_states} must be >= 2")
-
-    def steps(self, height: int, width: int) -> int:
-        """The DP's static step count on a ``height`` x ``width`` board."""
-        return self.max_frontier or default_max_frontier(height, width)
-
-
-def default_max_frontier(height: int, width: int) -> int:
-    """Frontier cells allowed by default: 3/8 of the board, at least 32 (real positions
-    reach 27 / 76 / 143 cells on 8x8 / 16x16 / 16x30: ``benchmarks/RESULTS.md``)."""
-    return min(height * width, max(32, (3 * height * width) // 8))
 
 
 class ExactAnalysis(NamedTuple):
@@ -486,3 +444,21 @@ def exact_analysis(
         inconsistent=inconsistent,
         log_layouts=jnp.where(exact, result.log_layouts, NEG_INF),
     )
+
+
+def exact_on_cells(view: View, limits: ExactLimits) -> tuple[Forced, jax.Array, jax.Array]:
+    """``exact_analysis`` of a cell-major view (``msjax.solver.grid``: ``[H, W, *b]``).
+
+    Returns:
+      ``(proofs, mine_prob, exact)``: ``Forced`` with the analysis' proofs (layer 3, empty
+      where not exact), float32[H, W, *b] (0 where not exact) and bool[*b].
+    """
+    batch_shape = view.mine_count.shape
+    to_boards = lambda x: jnp.moveaxis(x.reshape(x.shape[:2] + (-1,)), -1, 0)
+    analysis = exact_analysis(
+        to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), limits
+    )
+    to_cells = lambda x: jnp.moveaxis(x, 0, -1).reshape(x.shape[1:] + batch_shape)
+    safe, mines = to_cells(analysis.safe), to_cells(analysis.mines)
+    proofs = Forced(safe, mines, jnp.where(safe | mines, jnp.int8(3), jnp.int8(0)))
+    return proofs, to_cells(analysis.mine_prob), analysis.exact.reshape(batch_shape)

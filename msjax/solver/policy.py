@@ -22,7 +22,7 @@ import numpy as np
 from msjax import env
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
-from msjax.solver.deduce import deduce
+from msjax.solver.deduce import deduce, with_exact_proofs
 from msjax.solver.grid import any_cell, at_cell, best_cell, flat_cells, neighbours, on_cells, player_view
 from msjax.solver.layers import constraints_of
 from msjax.solver.types import GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
@@ -76,19 +76,40 @@ def _noise(keys: jax.Array, shape: tuple[int, int]) -> jax.Array:
     return jnp.moveaxis(noise, (-2, -1), (0, 1))
 
 
-def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig):
-    """(cell int32[*b], layer int32[*b]): the layer-4 guess, or below layer 4 a uniform
-    one among the unknown cells (layer 0)."""
+EXACT_TIES = 2e-6  # float32 rounding between equal exact probabilities reached by different sums
+
+
+def layer4_probabilities(view: View, forced: Forced, solver_cfg: SolverConfig):
+    """``(probability float32[H, W, *b], forced)``: layer 4's mine probabilities of the
+    unknown cells, and ``forced`` with the exact analysis' proofs added
+    (``solver_cfg.probabilities == "exact"``; unchanged otherwise). Belief propagation
+    runs only where a view is past the exact analysis' limits (when some game of the
+    batch is)."""
     c = constraints_of(view, forced.safe, forced.mines)
-    # every hidden cell a proved mine happens only in a won game; any hidden cell then
-    candidates = jnp.where(on_cells(any_cell(c.unknown)), c.unknown, ~view.revealed)
+    if solver_cfg.probabilities != "exact":
+        return belief_propagation(c, solver_cfg), forced
+    forced, exact_probability, exact = with_exact_proofs(view, forced, solver_cfg)
+    estimate = jax.lax.cond(
+        jnp.all(exact), lambda: jnp.zeros(c.unknown.shape), lambda: belief_propagation(c, solver_cfg)
+    )
+    return jnp.where(on_cells(exact), exact_probability, estimate), forced
+
+
+def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig):
+    """(cell int32[*b], layer int32[*b], forced): the layer-4 guess, or below layer 4 a
+    uniform one among the unknown cells (layer 0). With exact probabilities, a cell their
+    analysis proves safe comes first (layer 3), and ``forced`` gains its proofs."""
     noise = _noise(keys, view.revealed.shape[:2])
     if solver_cfg.max_layer < GUESS_LAYER:
-        return best_cell(candidates, noise), jnp.full(keys.shape, NO_LAYER, jnp.int32)
-    probability = belief_propagation(c, solver_cfg)
+        c = constraints_of(view, forced.safe, forced.mines)
+        return best_cell(_candidates(view, c), noise), jnp.full(keys.shape, NO_LAYER, jnp.int32), forced
+    probability, forced = layer4_probabilities(view, forced, solver_cfg)
+    c = constraints_of(view, forced.safe, forced.mines)
+    candidates = _candidates(view, c)
+    ties = solver_cfg.tie_tolerance if solver_cfg.probabilities != "exact" else max(solver_cfg.tie_tolerance, EXACT_TIES)
     lowest = jnp.min(flat_cells(jnp.where(c.unknown, probability, jnp.inf)), axis=0)
     good = candidates & (
-        (probability <= on_cells(lowest) + solver_cfg.tie_tolerance)
+        (probability <= on_cells(lowest) + ties)
         | (probability <= solver_cfg.safety_threshold)
     )
     good = jnp.where(on_cells(any_cell(good)), good, candidates)
@@ -98,7 +119,15 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
         score = _zero_chance(probability, c, forced.mines) - probability + 1e-4 * noise
     else:
         score = noise
-    return best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
+    cell, layer = best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
+    safe_cell, safe_layer, found = safe_move(view, forced)
+    return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
+
+
+def _candidates(view: View, c: Constraints) -> jax.Array:
+    """bool[H, W, *b]: the unknown cells, or any hidden cell where every hidden cell is a
+    proved mine (which happens only in a won game)."""
+    return jnp.where(on_cells(any_cell(c.unknown)), c.unknown, ~view.revealed)
 
 
 def _off_frontier_if_risky(good, probability, c: Constraints, limit: float) -> jax.Array:
@@ -120,17 +149,20 @@ def safe_move(view: View, forced: Forced):
 
 
 def fallback_move(view, forced, flags, keys, cfg: EnvConfig, solver_cfg: SolverConfig):
-    """(action, layer) [*b] when no cell is proved safe: a flag on a proved mine (with
-    ``flag_mines``), else a guess. ``flags``: bool[H, W, *b]; ``keys``: typed keys [*b]."""
-    cell, layer = _guess(view, forced, keys, solver_cfg)
+    """(action, layer) [*b] and ``forced`` when no cell is proved safe: with exact
+    probabilities a cell they prove safe; else a flag on a proved mine (with
+    ``flag_mines``), else a guess. ``flags``: bool[H, W, *b]; ``keys``: typed keys [*b].
+    ``forced`` gains the exact analysis' proofs, if it ran."""
+    cell, layer, forced = _guess(view, forced, keys, solver_cfg)
     if not solver_cfg.flag_mines:
-        return cell, layer
+        return cell, layer, forced
     to_flag = forced.mines & ~flags & ~view.revealed
     flag_cell = best_cell(to_flag, jnp.zeros(to_flag.shape))
     has_flag = any_cell(to_flag)
+    has_flag = has_flag & ((layer == GUESS_LAYER) | (layer == NO_LAYER))  # exact-proved safe cells first
     action = jnp.where(has_flag, env.encode_action(flag_cell, True, cfg), cell)
     layer = jnp.where(has_flag, at_cell(forced.layer, flag_cell).astype(jnp.int32), layer)
-    return action, layer
+    return action, layer, forced
 
 
 def finish_move(action, layer, view: View, done, cfg: EnvConfig, solver_cfg: SolverConfig):
@@ -168,6 +200,6 @@ def solver_action(
     action, layer = jax.lax.cond(
         found,
         lambda: (cell, layer),
-        lambda: fallback_move(view, forced, state.flags, key, cfg, solver_cfg),
+        lambda: fallback_move(view, forced, state.flags, key, cfg, solver_cfg)[:2],
     )
     return finish_move(action, layer, view, state.done, cfg, solver_cfg)

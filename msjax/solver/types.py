@@ -17,6 +17,48 @@ NO_LAYER = 0  # first click, random guesses (max_layer < 4), finished games
 
 
 @dataclasses.dataclass(frozen=True)
+class ExactLimits:
+    """Static sizes of the exact analysis (frozen: a static jit argument).
+
+    Attributes:
+      max_frontier: DP steps, the most frontier cells a view may have; 0 picks
+        ``default_max_frontier`` of the board.
+      max_open: numbers open at once (slots of the packed key), at most 32.
+      max_states: states kept per step.
+      first_states: the table size of a first pass over every view; only views that
+        overflow it are analysed again with ``max_states`` (>= ``max_states``: one pass).
+
+    Raises:
+      ValueError: a field out of its range.
+    """
+
+    max_frontier: int = 0
+    max_open: int = 24
+    max_states: int = 256
+    first_states: int = 32
+
+    def __post_init__(self):
+        if self.max_frontier < 0:
+            raise ValueError(f"ExactLimits.max_frontier={self.max_frontier} must be >= 0 (0: from the board)")
+        if not 1 <= self.max_open <= 32:
+            raise ValueError(f"ExactLimits.max_open={self.max_open} must be in [1, 32]")
+        if not 2 <= self.max_states <= 32_767:
+            raise ValueError(f"ExactLimits.max_states={self.max_states} must be in [2, 32767]")
+        if self.first_states < 2:
+            raise ValueError(f"ExactLimits.first_states={self.first_states} must be >= 2")
+
+    def steps(self, height: int, width: int) -> int:
+        """The DP's static step count on a ``height`` x ``width`` board."""
+        return self.max_frontier or default_max_frontier(height, width)
+
+
+def default_max_frontier(height: int, width: int) -> int:
+    """Frontier cells allowed by default: 3/8 of the board, at least 32 (real positions
+    reach 27 / 76 / 143 cells on 8x8 / 16x16 / 16x30: ``benchmarks/RESULTS.md``)."""
+    return min(height * width, max(32, (3 * height * width) // 8))
+
+
+@dataclasses.dataclass(frozen=True)
 class SolverConfig:
     """Static options of the rule solver (frozen and hashable: a static jit argument).
 
@@ -50,6 +92,13 @@ class SolverConfig:
       bp_iterations: belief-propagation sweeps of layer 4.
       bp_damping: weight of the new message in each sweep, in (0, 1]; without damping
         (1.0) the estimate can oscillate.
+      probabilities: where layer 4's mine probabilities come from: ``"bp"``, belief
+        propagation (an estimate); ``"exact"``, the exact analysis of
+        ``msjax.solver.exact`` (belief propagation only on views past its limits), which
+        also proves every cell that is safe or a mine in all consistent layouts (chains
+        and mine-count endgames the layers miss): reported as layer 3, and added to
+        ``forced_moves`` when ``max_layer >= 3``.
+      exact_limits: the exact analysis' static sizes (``ExactLimits``).
 
     Raises:
       ValueError: a field out of its range.
@@ -66,6 +115,8 @@ class SolverConfig:
     first_click: tuple[int, int] | None = None
     bp_iterations: int = 8
     bp_damping: float = 0.8
+    probabilities: str = "bp"
+    exact_limits: ExactLimits = ExactLimits()
 
     def __post_init__(self):
         if self.max_layer not in (1, 2, 3, 4):
@@ -84,6 +135,8 @@ class SolverConfig:
             raise ValueError(f"SolverConfig.bp_iterations={self.bp_iterations} must be >= 1")
         if not 0.0 < self.bp_damping <= 1.0:
             raise ValueError(f"SolverConfig.bp_damping={self.bp_damping} must be in (0, 1]")
+        if self.probabilities not in ("bp", "exact"):
+            raise ValueError(f"SolverConfig.probabilities={self.probabilities!r} must be 'bp' or 'exact'")
         if self.first_click is not None and (
             len(self.first_click) != 2 or min(self.first_click) < 0
         ):

@@ -1,0 +1,179 @@
+"""Exact mine probabilities on the device (msjax.solver.exact) against msjax.exact, and the
+solver that plays on them (``SolverConfig(probabilities="exact")``).
+
+Every analysis here runs through a few shared shapes (a batch of 8 views of 5x5 or 8x8,
+default limits), so the suite compiles the program a handful of times only.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import position, view
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_exact import random_positions, real_positions
+
+from msjax import env, exact, solver
+from msjax.solver import exact as device_exact
+from msjax.solver.types import ExactLimits
+
+BATCH = 8
+
+
+def analyse_batch(views, limits: ExactLimits = ExactLimits()):
+    """``exact_analysis`` of up to ``BATCH`` views of one shape ``(revealed, counts, mines)``,
+    padded with copies of the first to the batch size the suite compiles once."""
+    padded = list(views) + [views[0]] * (BATCH - len(views))
+    revealed = jnp.asarray(np.stack([v[0] for v in padded]))
+    counts = jnp.asarray(np.stack([v[1] for v in padded]))
+    mines = jnp.asarray([v[2] for v in padded], jnp.int32)
+    result = device_exact.exact_analysis(revealed, counts, mines, limits)
+    return jax.tree.map(lambda x: np.asarray(x)[: len(views)], result)
+
+
+def assert_matches_reference(views, result, atol=1e-4):
+    for (revealed, counts, mines), i in zip(views, range(len(views))):
+        reference = exact.analyse(revealed, counts, mines)
+        if reference.total == 0:
+            assert result.inconsistent[i] and not result.exact[i]
+            assert np.all(np.isfinite(result.mine_prob[i]))
+            continue
+        assert result.exact[i], f"view {i} flagged"
+        np.testing.assert_allclose(result.mine_prob[i], np.where(revealed, 0.0, reference.mine_prob), atol=atol)
+        assert sorted(np.flatnonzero(result.safe[i])) == reference.safe
+        assert sorted(np.flatnonzero(result.mines[i])) == reference.mines
+        assert result.log_layouts[i] == pytest.approx(np.log(float(reference.total)), abs=1e-3)
+
+
+# ----------------------------------------------------------------------------- against msjax.exact
+
+
+def test_probabilities_and_proofs_equal_the_reference_on_random_5x5_positions():
+    views = [(r, c, m) for r, c, m, _ in random_positions(seed=7, count=400, max_hidden=25) if r.shape == (5, 5)]
+    assert len(views) >= 16
+    for start in range(0, 32, BATCH):
+        chunk = views[start : start + BATCH]
+        assert_matches_reference(chunk, analyse_batch(chunk))
+
+
+def test_probabilities_and_proofs_equal_the_reference_on_real_8x8_positions():
+    views = [v for v in real_positions(seed=5, per_board=40) if v[0].shape == (8, 8)][:24]
+    for start in range(0, len(views), BATCH):
+        chunk = views[start : start + BATCH]
+        assert_matches_reference(chunk, analyse_batch(chunk))
+
+
+# ----------------------------------------------------------------------------- hand-made views
+
+TWO_FIFTY_FIFTIES = "# 1 # # 1 # #"  # two independent 50/50s, and a cell that touches no number
+
+
+def test_fifty_fifties_and_a_cell_only_the_mine_count_decides():
+    revealed, counts = view(TWO_FIFTY_FIFTIES)
+    results = analyse_batch([(revealed, counts, mines) for mines in (2, 3, 1)])
+    np.testing.assert_allclose(results.mine_prob[0][0, [0, 2, 3, 5]], 0.5, atol=1e-6)
+    assert np.flatnonzero(results.safe[0]).tolist() == [6] and not results.mines[0].any()
+    np.testing.assert_allclose(results.mine_prob[1][0, [0, 2, 3, 5, 6]], [0.5, 0.5, 0.5, 0.5, 1.0], atol=1e-6)
+    assert np.flatnonzero(results.mines[1]).tolist() == [6]
+    assert results.inconsistent[2]  # one mine cannot fill two 50/50s
+
+
+ONE_TWO_ONE = """
+    # # #
+    1 2 1
+"""
+INCONSISTENT = """
+    # # #
+    3 . .
+"""
+
+
+def test_one_two_one_proves_its_middle_safe_and_an_inconsistent_view_is_flagged_without_nan():
+    results = analyse_batch([(*view(ONE_TWO_ONE), 2), (*view(INCONSISTENT), 3)])
+    np.testing.assert_allclose(results.mine_prob[0][0], [1.0, 0.0, 1.0], atol=1e-6)
+    assert np.flatnonzero(results.safe[0]).tolist() == [1]
+    assert np.flatnonzero(results.mines[0]).tolist() == [0, 2]
+    assert results.inconsistent[1] and not results.exact[1] and results.log_layouts[1] == -np.inf
+    assert np.all(np.isfinite(results.mine_prob[1])) and not results.safe[1].any() and not results.mines[1].any()
+
+
+def test_a_view_past_the_limits_is_flagged_and_proves_nothing():
+    tiny = ExactLimits(max_open=1)  # the 1-2-1 opens two numbers at once
+    result = analyse_batch([(*view(ONE_TWO_ONE), 2)], tiny)
+    assert not result.exact[0] and not result.inconsistent[0]
+    assert not result.safe[0].any() and not result.mines[0].any()
+
+
+def test_limits_reject_values_out_of_range():
+    with pytest.raises(ValueError, match="max_states"):
+        ExactLimits(max_states=1)
+    with pytest.raises(ValueError, match="max_open"):
+        ExactLimits(max_open=33)
+    with pytest.raises(ValueError, match="probabilities"):
+        solver.SolverConfig(probabilities="loopy")
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+@st.composite
+def small_games(draw):
+    """A 5x5 game with a few mines and a few safe cells revealed: (revealed, counts, mines)."""
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    mines = draw(st.integers(1, 8))
+    board = exact.Board(5, 5, mines, False, rng)
+    board.reveal(int(rng.integers(25)))  # the first click is safe; the mines are placed now
+    safe = np.flatnonzero(~board.mine_mask.reshape(-1) & ~board.revealed.reshape(-1))
+    for cell in rng.choice(safe, size=min(len(safe), draw(st.integers(0, 3))), replace=False):
+        if not board.won and not board.revealed.reshape(-1)[cell]:  # a cascade may have opened it
+            board.reveal(int(cell))
+    return board.revealed.copy(), np.where(board.revealed, board.counts, 0), mines
+
+
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(small_games(), min_size=BATCH, max_size=BATCH))
+def test_probabilities_are_in_range_sum_to_the_mines_and_prove_what_the_reference_proves(games):
+    result = analyse_batch(games)
+    for i, (revealed, counts, mines) in enumerate(games):
+        assert result.exact[i]  # a real game's view is consistent
+        hidden = ~revealed
+        assert np.all((result.mine_prob[i] >= 0) & (result.mine_prob[i] <= 1))
+        assert result.mine_prob[i][hidden].sum() == pytest.approx(mines, abs=1e-3)
+        reference = exact.analyse(revealed, counts, mines)
+        assert sorted(np.flatnonzero(result.safe[i])) == reference.safe
+        assert sorted(np.flatnonzero(result.mines[i])) == reference.mines
+
+
+# ----------------------------------------------------------------------------- the solver on them
+
+EXACT_SOLVER = solver.SolverConfig(probabilities="exact")
+
+
+def test_the_exact_solver_proves_and_plays_what_only_the_mine_count_settles():
+    state = position("* 1 # * 1 # #")  # two mines: the last cell is safe
+    cfg = env.EnvConfig(H=1, W=7, mine_count=2, guarantee_safe_neighborhood=False)
+    proofs = solver.forced_moves(state, cfg, EXACT_SOLVER)
+    assert np.flatnonzero(np.asarray(proofs.safe)).tolist() == [6] and not np.asarray(proofs.mines).any()
+    action, layer = solver.solver_action(state, jax.random.key(0), cfg, EXACT_SOLVER)
+    assert int(action) == 6 and int(layer) in (1, 2, 3)
+    probabilities = solver.mine_probabilities(state, cfg, EXACT_SOLVER)
+    np.testing.assert_allclose(np.asarray(probabilities)[0], [0.5, 0, 0.5, 0.5, 0, 0.5, 0], atol=1e-6)
+
+
+def test_the_exact_solver_wins_more_than_random_and_moves_legally():
+    cfg = env.EnvConfig(H=5, W=5, mine_count=4)
+    states = env.batch_reset(jax.random.key(3), cfg, BATCH)
+    memory = solver.empty_memory(states)
+    wins = games = 0
+    for move in range(60):
+        actions, _, memory = solver.batch_solver_play(states, jax.random.split(jax.random.key(move), BATCH), memory, cfg, EXACT_SOLVER)
+        legal = jax.vmap(lambda s: env.action_mask(s, cfg))(states)
+        assert bool(jnp.all(legal[jnp.arange(BATCH), actions] | states.done))
+        states, _, done, info = env.batch_step(states, actions, cfg)
+        wins += int(jnp.sum(done & info["won"]))
+        games += int(jnp.sum(done))
+    assert games >= BATCH and wins / games > 0.6
