@@ -21,10 +21,11 @@ from msjax import viz
 from msjax.cli.args import positive_int
 from msjax.cli.boards import board_config
 
+PROG = "python -m msjax.viz"
 USAGE = """\
 python -m msjax.viz curves runs/NAME [-o PNG] [--compute-out PNG]
-python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
-python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
+       python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
+       python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
 DESCRIPTION = "Pictures of boards and training: terminal views with overlays, and PNG figures."
 
 
@@ -50,23 +51,24 @@ def _turns(args: argparse.Namespace):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m msjax.viz", description=DESCRIPTION, usage=USAGE)
-    figures = parser.add_subparsers(dest="figure", required=True)
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, usage=USAGE)
+    # prog: each figure's usage starts "python -m msjax.viz FIGURE" (not the whole USAGE)
+    figures = parser.add_subparsers(dest="figure", required=True, metavar="FIGURE", prog=PROG)
     curves = figures.add_parser(
         "curves", help="training curves of a run, and its evaluations' win rate against env steps and wall seconds"
     )
-    curves.add_argument("run", help="run directory (runs/NAME) or its metrics.jsonl")
-    curves.add_argument("-o", "--out", help="PNG path (default RUN/training_curves.png)")
-    curves.add_argument("--compute-out", help="PNG path of the win rate against compute (default RUN/win_rate_vs_compute.png)")
+    curves.add_argument("run", metavar="RUN", help="run directory (runs/NAME) or its metrics.jsonl")
+    curves.add_argument("-o", "--out", metavar="PNG", help="PNG path (default RUN/training_curves.png)")
+    curves.add_argument("--compute-out", metavar="PNG", help="PNG path of the win rate against compute (default RUN/win_rate_vs_compute.png)")
     heatmap = figures.add_parser("heatmap", help="mine probabilities beside the board, at one move of a game")
     _player_options(heatmap)
     heatmap.add_argument("--move", type=int, default=5, help="the position before this move (1 = the opening)")
-    heatmap.add_argument("-o", "--out", default="mine_probabilities.png")
+    heatmap.add_argument("-o", "--out", metavar="PNG", default="mine_probabilities.png", help="PNG path (default %(default)s)")
     calibration = figures.add_parser("calibration", help="reliability diagram of the mine probabilities")
     _player_options(calibration)
     calibration.add_argument("--games", type=positive_int, default=50)
     calibration.add_argument("--bins", type=positive_int, default=10)
-    calibration.add_argument("-o", "--out", default="reliability.png")
+    calibration.add_argument("-o", "--out", metavar="PNG", default="reliability.png", help="PNG path (default %(default)s)")
     return parser
 
 
