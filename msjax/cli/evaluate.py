@@ -5,6 +5,9 @@ Usage::
 
     python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
                              [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
+
+Progress (games done, rate, time left) goes to stderr: a bar on a terminal, a plain line
+every ten seconds elsewhere; the figures go to stdout.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import diagnostics
 from msjax import env as ms_env
+from msjax import runlog
 from msjax.cli.boards import board_config
 
 USAGE = (
@@ -49,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--first-click", metavar="ROW,COL", help="open every game at this cell instead of the player's own choice"
     )
-    parser.add_argument("--batch-size", type=int, default=1024, help="boards stepped together")
+    parser.add_argument(
+        "--batch-size", type=int, help="boards stepped together (default: a tenth of the games, 16 to 1024)"
+    )
     parser.add_argument("--calibration-games", type=int, default=64, help="games whose positions score the mine head")
     return parser
 
@@ -68,7 +74,7 @@ def mine_head_trained(agent: Any) -> bool:
 def _check_numbers(args: argparse.Namespace) -> None:
     if args.episodes < 1:
         raise UsageError(f"--episodes {args.episodes}: must be >= 1")
-    if args.batch_size < 1:
+    if args.batch_size is not None and args.batch_size < 1:
         raise UsageError(f"--batch-size {args.batch_size}: must be >= 1")
     if args.calibration_games < 0:
         raise UsageError(f"--calibration-games {args.calibration_games}: must be >= 0")
@@ -148,6 +154,46 @@ def json_record(name: str, cfg: ms_env.EnvConfig, figures: dict[str, Any]) -> di
     return record
 
 
+def default_batch_size(episodes: int) -> int:
+    """Boards stepped together when ``--batch-size`` is not given: about a tenth of the
+    games (16 to 1024), so that progress moves in about ten steps. Game ``i`` is the same
+    board whatever the batch size, so the figures do not change with it."""
+    return min(1024, max(16, -(-episodes // 10)))
+
+
+def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``diagnostics.diagnose`` of the command line's games, then the mine head's
+    calibration when the player has one, each with a progress bar (plain lines off a
+    terminal); returns the figures, with a ``note`` when calibration was skipped."""
+    batch_size = args.batch_size or default_batch_size(args.episodes)
+    board = f"{cfg.H}x{cfg.W}x{cfg.mine_count}"
+    print(
+        f"{name} on {board}: {args.episodes} games in batches of {min(batch_size, args.episodes)} "
+        "(the first batch also compiles the game loop)",
+        file=sys.stderr,
+        flush=True,
+    )
+    progress = runlog.CountProgress(args.episodes, "games", f"{name} on {board}")
+    try:
+        figures = diagnostics.diagnose(player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance)
+    finally:
+        progress.close()
+    if not (args.calibration_games and agent_lib.has_mine_beliefs(player)):
+        return figures
+    if not mine_head_trained(player):
+        return {**figures, "note": "mine head not trained (aux_mine_weight 0): no calibration"}
+    progress = runlog.CountProgress(args.calibration_games, "games", "calibration of the mine beliefs")
+    try:
+        figures.update(
+            diagnostics.mine_head_calibration(
+                player, cfg, args.calibration_games, args.seed, on_games_done=progress.advance
+            )
+        )
+    finally:
+        progress.close()
+    return figures
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m msjax.evaluate``: prints the figures as a table, then one JSON line.
 
@@ -159,13 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"python -m msjax.evaluate: error: {error}", file=sys.stderr)
         return 2
-    figures = diagnostics.diagnose(player, cfg, args.episodes, args.seed, args.batch_size)
-    note = None
-    if args.calibration_games and agent_lib.has_mine_beliefs(player):
-        if mine_head_trained(player):
-            figures.update(diagnostics.mine_head_calibration(player, cfg, args.calibration_games, args.seed))
-        else:
-            note = "mine head not trained (aux_mine_weight 0): no calibration"
+    figures = play_with_progress(player, cfg, name, args)
+    note = figures.pop("note", None)
     print(format_table(name, cfg, figures))
     if note:
         print(f"  ({note})")

@@ -8,6 +8,8 @@ Usage::
 CONFIG is a config file or a name in ``configs/``. The chunks are compiled (not run) for
 one device of the current backend; on the CPU, ``--config.model.conv_impl=xla`` sizes
 the convolutions a GPU runs. On an accelerator the device's limit is printed beside.
+Compiling takes minutes for the GPU configs on a CPU: progress (stages compiled, time
+left) goes to stderr.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Sequence
 import jax
 
 from msjax import config as config_lib
-from msjax import memory
+from msjax import memory, runlog
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -66,7 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    figures = memory.chunk_memory(cfg, args.updates)
+    stages = len(memory.stage_programs(cfg, 1))
+    progress = runlog.CountProgress(stages, "stages", "compiling each stage's chunk")
+    try:
+        figures = memory.chunk_memory(cfg, args.updates, on_stage=progress.advance)
+    finally:
+        progress.close()
     limit = memory.device_limit(cfg.run.device_memory_gib)
     print_table(figures, limit)
     print(json.dumps(report(args.config, figures, limit, time.perf_counter() - started)))

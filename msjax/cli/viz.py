@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from msjax import diagnostics
+from msjax import diagnostics, runlog
 from msjax import evaluate as evaluate_lib
 from msjax import viz
 from msjax.cli.args import positive_int
@@ -106,6 +106,10 @@ def _heatmap_command(args: argparse.Namespace) -> Path:
 
 def _calibration_command(args: argparse.Namespace) -> Path:
     take_turn, cfg, name = _turns(args)
-    predicted, labels = diagnostics.calibration_data(take_turn, cfg, args.games, args.seed)
+    progress = runlog.CountProgress(args.games, "games", f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count}")
+    try:
+        predicted, labels = diagnostics.calibration_data(take_turn, cfg, args.games, args.seed, progress.advance)
+    finally:
+        progress.close()
     title = f"{name}, {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games"
     return viz.plot_reliability(predicted, labels, args.out, args.bins, title=title)
