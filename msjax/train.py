@@ -66,6 +66,7 @@ from msjax.cli.args import non_negative_int, positive_float
 from msjax.runcontrol import (
     RunStopped,
     StopSignals,
+    finished_run,
     holds_run,
     interrupted_advice,
     next_run_config,
@@ -86,6 +87,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     cfg = resolve_config(args)
     if args.workdir is None and not args.resume and holds_run(Path(cfg.run.workdir)):
         cfg = next_run_config(cfg)
+    if args.resume and args.resume_step is None:
+        stages = make_stages(cfg, distributed.make_mesh(cfg.run.num_devices))
+        finished = finished_run(Path(cfg.run.workdir), cfg, stages)
+        if finished is not None:  # say so, write nothing (not even train.log)
+            if distributed.is_main_process():
+                print(finished[0])
+            return finished[1]
     warm_start = None if args.resume else warm_start_params(cfg)  # before the run directory: fail first
     run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
     main_process = distributed.is_main_process()
