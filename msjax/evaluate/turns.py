@@ -49,14 +49,15 @@ def _step(state: EnvState, action: jax.Array, cfg: EnvConfig):
 
 @functools.partial(jax.jit, static_argnums=(2, 3))
 def _solver_turn(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(action, layer, mine probabilities f32[H, W])`` of the solver on one board."""
+    """``(action, layer, mine probabilities f32[H, W])`` of the solver on one board (what
+    the rules make certain at 0: ``env.with_rule_certainties``)."""
     action, layer = solver_lib.solver_action(state, key, cfg, solver_cfg)
-    return action, layer, solver_lib.mine_probabilities(state, cfg, solver_cfg)
+    return action, layer, _solver_probabilities(state, cfg, solver_cfg)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
 def _solver_probabilities(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    return solver_lib.mine_probabilities(state, cfg, solver_cfg)
+    return ms_env.with_rule_certainties(solver_lib.mine_probabilities(state, cfg, solver_cfg), state)
 
 
 @jax.jit
