@@ -41,7 +41,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
     parser = _Parser(prog="python -m msjax.evaluate", usage=USAGE, description=DESCRIPTION)
     who = parser.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (its latest checkpoint)")
@@ -200,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns the exit status: 0, or 2 after a one-line error on a bad command line.
     """
     try:
-        args = _parser().parse_args(argv)
+        args = build_parser().parse_args(argv)
         player, cfg, name = _load(args)
     except UsageError as error:
         print(f"python -m msjax.evaluate: error: {error}", file=sys.stderr)

@@ -50,7 +50,8 @@ def _turns(args: argparse.Namespace):
     return evaluate_lib.solver_turns(cfg, args.seed), cfg, "solver"
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
     parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, usage=USAGE)
     # prog: each figure's usage starts "python -m msjax.viz FIGURE" (not the whole USAGE)
     figures = parser.add_subparsers(dest="figure", required=True, metavar="FIGURE", prog=PROG)
@@ -75,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Writes the PNG the command line asks for and prints its path; returns the exit
     status (0, or 2 after a one-line error)."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.figure == "curves":
             print(viz.plot_training_curves(args.run, args.out))
