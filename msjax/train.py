@@ -120,9 +120,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """``--config``, ``--workdir``, ``--resume``; every ``--config.section.field=value`` is
     collected into ``args.overrides``."""
-    parser = argparse.ArgumentParser(prog="python -m msjax.train", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m msjax.train",
+        usage=(
+            "%(prog)s [-h] [--config CONFIG] [--workdir DIR] [--resume | --resume-step N]\n"
+            "                             [--config.SECTION.FIELD=VALUE ...]\n"
+            "                             [--coordinator HOST:PORT --num-processes N --process-id I]"
+        ),
+        description="Trains an agent: imitation of the rule solver, then PPO, as jitted chunks of updates.",
+        epilog=(
+            "Overrides: --config.SECTION.FIELD=VALUE, e.g. --config.ppo.lr=1e-4 (an unknown key lists the "
+            "valid ones). --resume continues the run in --workdir (it says from which checkpoint; a run "
+            "already complete is left as it is)."
+        ),
+    )
     parser.add_argument("--config", help="config file (configs/small.py) or a name in configs/ (small)")
-    parser.add_argument("--workdir", help="run directory (default: the config's run.workdir)")
+    parser.add_argument("--workdir", metavar="DIR", help="run directory (default: the config's run.workdir)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --workdir")
     parser.add_argument(
         "--resume-step", type=non_negative_int, metavar="N", help="continue from kept checkpoint N (implies --resume)"
@@ -132,10 +145,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="how long a multi-process run waits for all its processes (default 300)",
     )  # fmt: skip
     parser.add_argument(
-        "--coordinator", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
+        "--coordinator", metavar="HOST:PORT", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
     )
-    parser.add_argument("--num-processes", type=int, help="processes in a multi-process run")
-    parser.add_argument("--process-id", type=int, help="this process's index, 0..num-processes-1")
+    parser.add_argument("--num-processes", type=int, metavar="N", help="processes in a multi-process run")
+    parser.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0..num-processes-1")
     args, rest = parser.parse_known_args(argv)
     args.overrides = _collect_overrides(rest, parser)
     args.resume = args.resume or args.resume_step is not None

@@ -25,11 +25,11 @@ from msjax import env as ms_env
 from msjax import runlog
 from msjax.cli.boards import board_config
 
-USAGE = (
-    "python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM] "
-    "[--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]"
+DESCRIPTION = (
+    "A player's win rate with its 95% interval, why its games are lost (avoidable and forced "
+    "guesses) and the calibration of its mine beliefs: a table, then one JSON line. Progress "
+    "(games done, rate, time left) goes to stderr."
 )
-DESCRIPTION = "Why games are lost: avoidability of guesses, calibration of mine beliefs, and the CLI."
 
 
 class UsageError(Exception):
@@ -43,21 +43,23 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
-    parser = _Parser(prog="python -m msjax.evaluate", usage=USAGE, description=DESCRIPTION)
+    parser = _Parser(prog="python -m msjax.evaluate", description=DESCRIPTION)
     who = parser.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (its latest checkpoint)")
     who.add_argument("--solver", action="store_true", help="the JAX rule solver instead of an agent")
-    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
-    parser.add_argument("--episodes", type=int, default=1000, help="games, one per board (default 1000)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--board", metavar="BOARD", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
+    parser.add_argument("--episodes", type=int, default=1000, metavar="N", help="games, one per board (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="picks the boards (default 0)")
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
     parser.add_argument(
         "--first-click", metavar="ROW,COL", help="open every game at this cell instead of the player's own choice"
     )
     parser.add_argument(
-        "--batch-size", type=int, help="boards stepped together (default: a tenth of the games, 16 to 1024)"
+        "--batch-size", type=int, metavar="N", help="boards stepped together (default: a tenth of the games, 16 to 1024)"
     )
-    parser.add_argument("--calibration-games", type=int, default=64, help="games whose positions score the mine head")
+    parser.add_argument(
+        "--calibration-games", type=int, default=64, metavar="N", help="games whose positions score the mine head (default 64)"
+    )
     return parser
 
 

@@ -27,9 +27,16 @@ from msjax import memory, runlog
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m msjax.memory", description=__doc__.split("\n")[0])
-    parser.add_argument("config", help="config file (configs/expert.py) or a name in configs/ (expert)")
-    parser.add_argument("--updates", type=int, help="updates per chunk (default: the config's run.chunk_updates)")
+    parser = argparse.ArgumentParser(
+        prog="python -m msjax.memory",
+        usage="%(prog)s [-h] [--updates N] CONFIG [--config.SECTION.FIELD=VALUE ...]",
+        description=(
+            "What each training stage's compiled chunk needs in device memory (compiled, not run), "
+            "as a table and then one JSON line; progress goes to stderr."
+        ),
+    )
+    parser.add_argument("config", metavar="CONFIG", help="config file (configs/expert.py) or a name in configs/ (expert)")
+    parser.add_argument("--updates", type=int, metavar="N", help="updates per chunk (default: the config's run.chunk_updates)")
     args, rest = parser.parse_known_args(argv)
     bad = [item for item in rest if not item.startswith("--config.")]
     if bad:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from msjax import diagnostics, runlog
 from msjax import evaluate as evaluate_lib
@@ -35,7 +35,7 @@ def _player_options(parser: argparse.ArgumentParser) -> None:
     who.add_argument("--solver", action="store_true", help="the rule solver")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (an agent: its own board)")
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the game (default 0)")
 
 
 def _turns(args: argparse.Namespace):
@@ -50,25 +50,30 @@ def _turns(args: argparse.Namespace):
     return evaluate_lib.solver_turns(cfg, args.seed), cfg, "solver"
 
 
+def _figure(figures: Any, name: str, description: str) -> argparse.ArgumentParser:
+    """A figure's subcommand, whose --help shows ``description``."""
+    return figures.add_parser(name, help=description[0].lower() + description[1:-1], description=description)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
     parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, usage=USAGE)
     # prog: each figure's usage starts "python -m msjax.viz FIGURE" (not the whole USAGE)
     figures = parser.add_subparsers(dest="figure", required=True, metavar="FIGURE", prog=PROG)
-    curves = figures.add_parser(
-        "curves", help="training curves of a run, and its evaluations' win rate against env steps and wall seconds"
+    curves = _figure(
+        figures, "curves", "Training curves of a run, and its evaluations' win rate against env steps and wall seconds."
     )
     curves.add_argument("run", metavar="RUN", help="run directory (runs/NAME) or its metrics.jsonl")
     curves.add_argument("-o", "--out", metavar="PNG", help="PNG path (default RUN/training_curves.png)")
     curves.add_argument("--compute-out", metavar="PNG", help="PNG path of the win rate against compute (default RUN/win_rate_vs_compute.png)")
-    heatmap = figures.add_parser("heatmap", help="mine probabilities beside the board, at one move of a game")
+    heatmap = _figure(figures, "heatmap", "A player's mine probabilities beside the board, at one move of a game.")
     _player_options(heatmap)
-    heatmap.add_argument("--move", type=int, default=5, help="the position before this move (1 = the opening)")
+    heatmap.add_argument("--move", type=int, default=5, metavar="K", help="the position before this move (1 = the opening)")
     heatmap.add_argument("-o", "--out", metavar="PNG", default="mine_probabilities.png", help="PNG path (default %(default)s)")
-    calibration = figures.add_parser("calibration", help="reliability diagram of the mine probabilities")
+    calibration = _figure(figures, "calibration", "Reliability diagram of a player's mine probabilities over its games.")
     _player_options(calibration)
-    calibration.add_argument("--games", type=positive_int, default=50)
-    calibration.add_argument("--bins", type=positive_int, default=10)
+    calibration.add_argument("--games", type=positive_int, default=50, metavar="N", help="games to play (default 50)")
+    calibration.add_argument("--bins", type=positive_int, default=10, metavar="N", help="probability bins (default 10)")
     calibration.add_argument("-o", "--out", metavar="PNG", default="reliability.png", help="PNG path (default %(default)s)")
     return parser
 
