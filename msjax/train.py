@@ -27,7 +27,8 @@ The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard
 ``WORKDIR-3``, ... that does not (an explicit ``--workdir`` that holds a run is refused).
 ``--resume`` continues from the latest intact checkpoint (of ``--workdir``, else of
 ``run.workdir``) exactly as the run would have gone on (a damaged one is skipped, and
-named); ``--resume-step N`` from kept step N (later steps are moved aside to
+named), saying which checkpoint (stage, update, env steps); on a run already complete it
+says so in one line and writes nothing; ``--resume-step N`` from kept step N (later steps are moved aside to
 ``checkpoints-after-N/``). A new run in a directory that holds an earlier run's files but
 no checkpoint (a run killed before its first one) moves them aside to ``abandoned-K/``.
 ``train.log`` holds the lines printed on the terminal (``tail -f`` it under nohup).
