@@ -324,6 +324,8 @@ class CountProgress:
       label: what is counted, for the lines and the bar.
       interactive: draw the bar; default: whether stderr is a terminal.
       every_s: the least seconds between plain lines.
+
+    A context manager: the bar is closed on leaving the block.
     """
 
     def __init__(self, total: int, unit: str, label: str, interactive: bool | None = None, every_s: float = 10.0):
@@ -351,3 +353,9 @@ class CountProgress:
 
     def close(self) -> None:
         self._bar.close()
+
+    def __enter__(self) -> "CountProgress":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

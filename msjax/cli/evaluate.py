@@ -6,8 +6,8 @@ Usage::
     python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
                              [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
 
-Progress (games done, rate, time left) goes to stderr: a bar on a terminal, a plain line
-every ten seconds elsewhere; the figures go to stdout.
+Progress (games done, rate, time left) goes to stderr: a bar on a terminal, elsewhere a
+plain line as each batch ends (at most one every ten seconds); the figures go to stdout.
 """
 
 from __future__ import annotations
@@ -176,24 +176,15 @@ def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argp
         file=sys.stderr,
         flush=True,
     )
-    progress = runlog.CountProgress(args.episodes, "games", f"{name} on {board}")
-    try:
+    with runlog.CountProgress(args.episodes, "games", f"{name} on {board}") as progress:
         figures = diagnostics.diagnose(player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance)
-    finally:
-        progress.close()
     if not (args.calibration_games and agent_lib.has_mine_beliefs(player)):
         return figures
     if not mine_head_trained(player):
         return {**figures, "note": "mine head not trained (aux_mine_weight 0): no calibration"}
-    progress = runlog.CountProgress(args.calibration_games, "games", "calibration of the mine beliefs")
-    try:
-        figures.update(
-            diagnostics.mine_head_calibration(
-                player, cfg, args.calibration_games, args.seed, on_games_done=progress.advance
-            )
-        )
-    finally:
-        progress.close()
+    with runlog.CountProgress(args.calibration_games, "games", "calibration of the mine beliefs") as progress:
+        games, seed = args.calibration_games, args.seed
+        figures.update(diagnostics.mine_head_calibration(player, cfg, games, seed, on_games_done=progress.advance))
     return figures
 
 

@@ -76,11 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     stages = len(memory.stage_programs(cfg, 1))
-    progress = runlog.CountProgress(stages, "stages", "compiling each stage's chunk")
-    try:
+    with runlog.CountProgress(stages, "stages", "compiling each stage's chunk") as progress:
         figures = memory.chunk_memory(cfg, args.updates, on_stage=progress.advance)
-    finally:
-        progress.close()
     limit = memory.device_limit(cfg.run.device_memory_gib)
     print_table(figures, limit)
     print(json.dumps(report(args.config, figures, limit, time.perf_counter() - started)))

@@ -112,10 +112,7 @@ def _heatmap_command(args: argparse.Namespace) -> Path:
 
 def _calibration_command(args: argparse.Namespace) -> Path:
     take_turn, cfg, name = _turns(args)
-    progress = runlog.CountProgress(args.games, "games", f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count}")
-    try:
+    with runlog.CountProgress(args.games, "games", f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count}") as progress:
         predicted, labels = diagnostics.calibration_data(take_turn, cfg, args.games, args.seed, progress.advance)
-    finally:
-        progress.close()
     title = f"{name}, {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games"
     return viz.plot_reliability(predicted, labels, args.out, args.bins, title=title)
