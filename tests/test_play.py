@@ -146,6 +146,7 @@ def test_an_agent_steps_through_a_game_with_its_policy_shown():
     out = stdout.getvalue()
     assert "policy top 3" in out and "mine probability" in out
     assert "a reveal" in out  # the most likely move, lettered on the board and listed
+    assert re.search(r"move 1: reveal \(\d, \d\)  P\(mine\) 0\.00", out)  # the rules make the first click safe
     assert "The agent won in" in out or "The agent lost after" in out
 
 

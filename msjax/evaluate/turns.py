@@ -62,8 +62,10 @@ def _solver_probabilities(state: EnvState, cfg: EnvConfig, solver_cfg: solver_li
 
 @jax.jit
 def _agent_turn(agent: Any, state: EnvState, key: jax.Array):
-    """``(action, action probabilities f32[2HW], mine probabilities f32[H, W])`` of an agent."""
-    return agent.act(state, key), agent.action_probabilities(state), agent.mine_probabilities(state)
+    """``(action, action probabilities f32[2HW], mine probabilities f32[H, W])`` of an agent
+    (its mine head with what the rules make certain at 0: ``env.with_rule_certainties``)."""
+    mine = ms_env.with_rule_certainties(agent.mine_probabilities(state), state)
+    return agent.act(state, key), agent.action_probabilities(state), mine
 
 
 def new_game(seed: int, cfg: EnvConfig) -> EnvState:

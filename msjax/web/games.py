@@ -38,7 +38,7 @@ MAX_ROWS = 32
 OVERLAYS = ("agent", "solver", "exact")
 PLAYERS = ("agent", "solver")
 TOP_MOVES = 5
-# beside the solver's and the exact overlays until the first click (env.known_safe)
+# beside every overlay until the first click (env.known_safe)
 FIRST_CLICK_NOTE = "any first click is safe: the first reveal never hits a mine (with the opening rule, nor do its neighbours)"
 
 
@@ -110,8 +110,9 @@ def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.Solv
 
 @jax.jit
 def _agent_beliefs(agent: Any, state: EnvState):
-    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent."""
-    return agent.mine_probabilities(state), agent.action_probabilities(state)
+    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent; its
+    mine head reads 0 where the rules make a cell certain (``env.with_rule_certainties``)."""
+    return ms_env.with_rule_certainties(agent.mine_probabilities(state), state), agent.action_probabilities(state)
 
 
 def _grid(values: Any) -> list[list[float | None]]:
@@ -306,17 +307,17 @@ class Inspector:
                 for r, c in zip(*np.nonzero(np.asarray(forced.safe) | np.asarray(forced.mines)))
             ]
             result = {"mine": _grid(mine), "proven": proven}
-            if not bool(game.state.first_click_done):
-                result["note"] = FIRST_CLICK_NOTE
         else:
             result = self._exact(game)
+        if "mine" in result and not bool(game.state.first_click_done):
+            result["note"] = FIRST_CLICK_NOTE
         result["ms"] = round(1000 * (time.perf_counter() - started), 1)
         return result
 
     def _exact(self, game: Game) -> dict:
         revealed = np.asarray(game.state.revealed)
         if not revealed.any():  # no layout yet, but the rules make any first click safe
-            return {"mine": _grid(np.zeros(revealed.shape)), "note": FIRST_CLICK_NOTE}
+            return {"mine": _grid(np.zeros(revealed.shape))}
         if len(game.exact_cache) > 50_000:
             game.exact_cache.clear()
         analysis = exact.analyse(revealed, np.asarray(game.state.counts), game.cfg.mine_count, self.exact_max_nodes, game.exact_cache)
