@@ -263,6 +263,15 @@ class Progress:
             figures["eval_win"] = f"{self._win_rate:.1%}"
         self._bar.set_postfix(figures, refresh=True)
 
+    def evaluating(self, stage: StageInfo, update: int, episodes: int) -> None:
+        """An evaluation of ``episodes`` games starts (the bar stands still meanwhile): the
+        bar says so; off a terminal, one at the end of a stage (the run's final one is
+        the longest) gets a line."""
+        text = f"{stage.name} update {update}: evaluating on {episodes} games"
+        self._bar.set_postfix_str(text, refresh=True)
+        if self._plain and update == stage.total_updates:
+            self._line(text)
+
     def evaluated(self, stage: StageInfo, update: int, results: dict[str, Any]) -> None:
         """Shows the evaluation on the bar and as a line."""
         self._win_rate = results["win_rate"]

@@ -393,6 +393,7 @@ def after_chunk(
     results = None
     if at_end or _crossed(previous, update, run_cfg.eval_every_updates):
         episodes = eval_episodes_at_end if at_end else run_cfg.eval_episodes
+        ctx.progress.evaluating(stage, update, episodes)
         results = evaluate_params(state.params, ctx.cfg, episodes)
         ctx.writer.write_eval(stage, update, results)
         ctx.progress.evaluated(stage, update, results)

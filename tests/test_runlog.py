@@ -49,6 +49,7 @@ def printed_by_progress(interactive):
         progress = runlog.Progress([stage], 0, enabled=True, interactive=interactive)
         for update in (2, 4, 6):
             progress.chunk_done(stage, update, 2, 1.0)
+        progress.evaluating(stage, 6, 8)
         progress.evaluated(stage, 6, RESULTS)
         progress.close()
     return out.getvalue() + err.getvalue()
@@ -59,7 +60,9 @@ def test_off_a_terminal_progress_prints_plain_lines_and_no_bar():
     assert "\r" not in logged
     lines = logged.splitlines()
     assert sum("win rate 50.0%" in line for line in lines) == 1
-    assert [line.split(":")[0] for line in lines] == ["ppo done", "ppo update 6"]  # the stage's end, the evaluation
+    # the stage's end, the evaluation starting (the bar stands still), its result
+    assert [line.split(":")[0] for line in lines] == ["ppo done", "ppo update 6", "ppo update 6"]
+    assert lines[1] == "ppo update 6: evaluating on 8 games"
 
 
 def test_on_a_terminal_progress_draws_the_bar():
