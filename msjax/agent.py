@@ -146,8 +146,11 @@ class SolverAgent:
         return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg)[0]
 
     def mine_probabilities(self, state: ms_env.EnvState) -> jax.Array:
-        """f32[H, W]: the solver's mine estimates (proved cells 0/1, layer-4 elsewhere)."""
-        return solver_lib.mine_probabilities(state, self.env_cfg, self.solver_cfg)
+        """f32[H, W]: the solver's mine estimates (proved cells 0/1, layer-4 elsewhere), with
+        what the rules make certain at 0 (``env.with_rule_certainties``: before the first
+        click, every cell)."""
+        probabilities = solver_lib.mine_probabilities(state, self.env_cfg, self.solver_cfg)
+        return ms_env.with_rule_certainties(probabilities, state)
 
 
 @dataclasses.dataclass(frozen=True)

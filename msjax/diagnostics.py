@@ -23,7 +23,7 @@ exact ones of ``msjax.exact``.
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -122,10 +122,14 @@ def play_and_diagnose(
     seed: int = 0,
     batch_size: int = 1024,
     max_steps: int | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-game results (numpy ``[episodes]``): ``evaluate.play_games``'s fields on the same
-    boards, plus the avoidability counters of ``count_moves``."""
-    return evaluate_lib.play_in_batches(_diagnose_batch, agent, env_cfg, episodes, seed, batch_size, max_steps)
+    boards, plus the avoidability counters of ``count_moves``; ``on_batch(games)`` after
+    each batch (``evaluate.play_in_batches``)."""
+    return evaluate_lib.play_in_batches(
+        _diagnose_batch, agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch
+    )
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -161,16 +165,18 @@ def diagnose(
     seed: int = 0,
     batch_size: int = 1024,
     max_steps: int | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """``evaluate``'s figures and the avoidability figures of ``episodes`` games.
 
     The games are ``evaluate(agent, env_cfg, episodes, seed)``'s games (same boards, same
-    agent keys), played once with the deduction run before every move.
+    agent keys), played once with the deduction run before every move; ``on_batch(games)``
+    is called after each batch.
 
     Returns:
       ``evaluate.evaluate``'s dict updated with ``avoidability``'s.
     """
-    games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps)
+    games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch)
     figures = evaluate_lib.summarize_games(games)
     figures["reward_components"] = evaluate_lib.reward_components(games, env_cfg)
     figures.update(avoidability(games))
@@ -204,12 +210,18 @@ _position_step_static = jax.jit(_position_step, static_argnames=("player", "cfg"
 
 
 def collect_positions(
-    agent: Any, env_cfg: ms_env.EnvConfig, games: int = 64, seed: int = 0, max_steps: int | None = None
+    agent: Any,
+    env_cfg: ms_env.EnvConfig,
+    games: int = 64,
+    seed: int = 0,
+    max_steps: int | None = None,
+    on_games_done: Callable[[int], None] | None = None,
 ) -> Positions:
     """Every position of ``games`` games (stepped together on the device), with the
     player's mine probabilities in each; ``evaluate.play_out`` steps the batch until every
     game has ended (at most ``max_steps`` moves, default ``env.move_limit``). ``agent``
-    needs ``act`` and ``mine_probabilities``.
+    needs ``act`` and ``mine_probabilities``. ``on_games_done(count)``, when given, hears
+    how many games ended at each move (progress for people).
 
     Raises:
       ValueError: ``games < 1``, or every game ended at its first move.
@@ -227,7 +239,10 @@ def collect_positions(
 
     def advance(position, choice):
         _, next_states, done = choice
-        return next_states, position[1] | np.asarray(done)
+        finished = position[1] | np.asarray(done)
+        if on_games_done is not None:
+            on_games_done(int(finished.sum() - position[1].sum()))
+        return next_states, finished
 
     start = (states, np.zeros(games, bool))  # the batch and which games have finished
     kept_states, kept_probs = [], []
@@ -306,11 +321,17 @@ def exact_gap(
 
 
 def mine_head_calibration(
-    agent: Any, env_cfg: ms_env.EnvConfig, games: int = 64, seed: int = 0, exact_max_cells: int = 256
+    agent: Any,
+    env_cfg: ms_env.EnvConfig,
+    games: int = 64,
+    seed: int = 0,
+    exact_max_cells: int = 256,
+    on_games_done: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
     """``positions_calibration`` of ``games`` games and, on boards of at most
-    ``exact_max_cells`` cells, ``exact_gap`` on their positions."""
-    positions = collect_positions(agent, env_cfg, games, seed)
+    ``exact_max_cells`` cells, ``exact_gap`` on their positions (``on_games_done``: see
+    ``collect_positions``)."""
+    positions = collect_positions(agent, env_cfg, games, seed, on_games_done=on_games_done)
     figures = positions_calibration(positions)
     if env_cfg.num_cells <= exact_max_cells:
         figures.update(exact_gap(agent, env_cfg, positions))
@@ -318,7 +339,11 @@ def mine_head_calibration(
 
 
 def calibration_data(
-    take_turn: evaluate_lib.TakeTurn, cfg: ms_env.EnvConfig, games: int, seed: int
+    take_turn: evaluate_lib.TakeTurn,
+    cfg: ms_env.EnvConfig,
+    games: int,
+    seed: int,
+    on_games_done: Callable[[int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(predicted f32[N], is_mine bool[N])`` over the hidden cells of every position a
     turn-by-turn player met in ``games`` games (seeds ``seed, seed+1, ...``) once mines
@@ -326,7 +351,7 @@ def calibration_data(
 
     ``take_turn`` is ``(state, move) -> Turn`` (``evaluate.solver_turns``,
     ``evaluate.agent_turns``); its own key is fixed, so different games come from
-    different board seeds.
+    different board seeds. ``on_games_done(1)``, when given, is called after each game.
     """
     predicted, labels = [], []
     for game in range(games):
@@ -338,6 +363,8 @@ def calibration_data(
             hidden = ~np.asarray(state.revealed, bool)
             predicted.append(np.clip(turn.mine_probabilities[hidden], 0.0, 1.0))
             labels.append(mine_mask[hidden])
+        if on_games_done is not None:
+            on_games_done(1)
     if not predicted:
         return np.zeros(0, np.float32), np.zeros(0, bool)
     return np.concatenate(predicted), np.concatenate(labels)

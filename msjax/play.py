@@ -282,7 +282,7 @@ def layer_summary_text(records: list[solver_lib.ActionRecord]) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m msjax.play", description=__doc__.split("\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=HELP,
+        epilog="While you play: " + HELP,
     )  # fmt: skip
     parser.add_argument("--board", help="beginner (8x8x10, default), intermediate, expert, or HxWxM")
     who = parser.add_mutually_exclusive_group()

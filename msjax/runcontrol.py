@@ -5,7 +5,7 @@ A run directory holds one run: ``prepare_run_dir`` refuses a new run where check
 are, and moves an earlier run's leftovers (a run killed before its first checkpoint)
 aside to ``abandoned-K/``; a resume from an earlier step moves the later checkpoints to
 ``checkpoints-after-STEP/``; ``warm_start_params`` reads the network a new run starts
-from (``run.init_from``). ``StopSignals`` turns SIGINT and SIGTERM into a request to
+from (``run.init_from``). ``finished_run`` tells a resume that there is nothing left to do. ``StopSignals`` turns SIGINT and SIGTERM into a request to
 stop at the next chunk boundary (a second signal: ``KeyboardInterrupt`` at once).
 Only process 0 moves files or prints.
 """
@@ -13,6 +13,7 @@ Only process 0 moves files or prints.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shlex
 import shutil
@@ -144,9 +145,51 @@ def restore_checkpoint(
     say = print if distributed.is_main_process() else (lambda line: None)
     candidates = [step] if step is not None else sorted(kept, reverse=True)
     step, (changed, index, state) = checkpoint_lib.newest_intact(checkpoints, candidates, load, say)
+    update = int(distributed.host_value(state.update))
+    say(f"resuming from checkpoint {checkpoints.path(step)}: {where_in_run(stages[index], update)}")
     if changed:
         say("resuming with changed settings: " + "; ".join(changed))
     return step, index, state
+
+
+def where_in_run(stage: StageInfo, update: int) -> str:
+    """``"ppo update 4/10, 5,120 env steps"``: how far a run got in ``stage``."""
+    env_steps = stage.first_env_step + update * stage.env_steps_per_update
+    return f"{stage.name} update {update}/{stage.total_updates}, {env_steps:,} env steps"
+
+
+def finished_run(run_dir: Path, cfg: ExperimentConfig, stages: Sequence[StageInfo]) -> tuple[str, dict] | None:
+    """``(one line saying so, final_eval.json's figures)`` when ``run_dir``'s run has nothing
+    left to do under ``cfg``; None when a resume has training (or its final evaluation)
+    left, or anything is amiss (the resume then says what).
+
+    Finished means: the newest checkpoint is intact and compatible with ``cfg``, it is
+    the last stage at its target update, and ``final_eval.json`` was written from it.
+    Reads only; writes nothing.
+    """
+    final_path = run_dir / "final_eval.json"
+    if not (final_path.is_file() and holds_run(run_dir)):
+        return None
+    last = stages[-1]
+    checkpoints = checkpoint_lib.Checkpoints(run_dir / "checkpoints", read_only=True)
+    try:
+        step = checkpoints.latest_step
+        info = checkpoints.info(step)
+        final = json.loads(final_path.read_text())
+        if (info.stage, info.update) != (last.name, last.total_updates) or Path(final["checkpoint"]).name != str(step):
+            return None
+        checkpoint_lib.check_compatible(info.config, cfg)
+        checkpoints.restore(step, checkpoint_lib.abstract_state(info.stage, cfg))  # intact, or DamagedCheckpoint
+    except (checkpoint_lib.CheckpointError, ValueError, KeyError, TypeError, OSError):
+        return None
+    finally:
+        checkpoints.close()
+    line = (
+        f"{run_dir} is already complete ({where_in_run(last, info.update)}; checkpoint {info.path}); "
+        f"final evaluation in {final_path}: win rate {final['win_rate']:.1%} over {final['episodes']} games. "
+        "Nothing to do."
+    )
+    return line, final
 
 
 def set_aside_later_steps(checkpoints: checkpoint_lib.Checkpoints, step: int, run_dir: Path) -> None:

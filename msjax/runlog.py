@@ -7,6 +7,7 @@ training loop calls only the methods that protocol names, so either serves. A ro
 counts its ``step`` across the stages of a run (``StageInfo`` says where a stage
 starts); its ``kind`` is ``train`` (one per update), ``eval`` or ``promotion``.
 ``TextLog`` copies what is printed into ``train.log`` (the bar's frames excepted).
+``CountProgress`` shows any other long command's progress (games done of all, rate, time left).
 """
 
 from __future__ import annotations
@@ -262,6 +263,15 @@ class Progress:
             figures["eval_win"] = f"{self._win_rate:.1%}"
         self._bar.set_postfix(figures, refresh=True)
 
+    def evaluating(self, stage: StageInfo, update: int, episodes: int) -> None:
+        """An evaluation of ``episodes`` games starts (the bar stands still meanwhile): the
+        bar says so; off a terminal, one at the end of a stage (the run's final one is
+        the longest) gets a line."""
+        text = f"{stage.name} update {update}: evaluating on {episodes} games"
+        self._bar.set_postfix_str(text, refresh=True)
+        if self._plain and update == stage.total_updates:
+            self._line(text)
+
     def evaluated(self, stage: StageInfo, update: int, results: dict[str, Any]) -> None:
         """Shows the evaluation on the bar and as a line."""
         self._win_rate = results["win_rate"]
@@ -287,3 +297,74 @@ class Progress:
 
     def close(self) -> None:
         self._bar.close()
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` for people: ``"45 s"``, ``"3 min 20 s"``, ``"1 h 05 min"``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def count_line(label: str, done: int, total: int, unit: str, seconds: float) -> str:
+    """One plain progress line: ``"LABEL: 256/1000 games, 3.1 games/s, about 4 min 00 s left"``."""
+    rate = done / seconds if seconds > 0 else 0.0
+    line = f"{label}: {done}/{total} {unit}, {rate:.3g} {unit}/s"
+    if 0 < done < total and rate > 0:
+        line += f", about {format_duration((total - done) / rate)} left"
+    elif done >= total:
+        line += f", {format_duration(seconds)} in all"
+    return line
+
+
+class CountProgress:
+    """Progress of a command that works through a known count of things (games, positions).
+
+    On a terminal: a tqdm bar with the count, the rate and the time left. Elsewhere (a
+    log file, CI, a pipe): a plain ``count_line`` at most every ``every_s`` seconds and
+    one at the end. Everything goes to stderr, so a command's results on stdout stay
+    clean for a pipe.
+
+    Args:
+      total: how many things in all; unit: their name (``"games"``).
+      label: what is counted, for the lines and the bar.
+      interactive: draw the bar; default: whether stderr is a terminal.
+      every_s: the least seconds between plain lines.
+
+    A context manager: the bar is closed on leaving the block.
+    """
+
+    def __init__(self, total: int, unit: str, label: str, interactive: bool | None = None, every_s: float = 10.0):
+        from tqdm.auto import tqdm
+
+        self.total, self.unit, self.label, self.done = total, unit, label, 0
+        self._interactive = sys.stderr.isatty() if interactive is None else interactive
+        self._every_s = every_s
+        self._start = self._last_line = time.monotonic()
+        terminal = getattr(sys.stderr, "terminal", sys.stderr)  # never into a TextLog
+        self._bar = tqdm(
+            total=total, unit=f" {unit}", desc=label, disable=not self._interactive, dynamic_ncols=True, file=terminal
+        )
+
+    def advance(self, count: int) -> None:
+        """``count`` more things are done."""
+        self.done += count
+        if self._interactive:
+            self._bar.update(count)
+            return
+        now = time.monotonic()
+        if self.done >= self.total or now - self._last_line >= self._every_s:
+            self._last_line = now
+            print(count_line(self.label, self.done, self.total, self.unit, now - self._start), file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        self._bar.close()
+
+    def __enter__(self) -> "CountProgress":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

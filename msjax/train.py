@@ -27,7 +27,8 @@ The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard
 ``WORKDIR-3``, ... that does not (an explicit ``--workdir`` that holds a run is refused).
 ``--resume`` continues from the latest intact checkpoint (of ``--workdir``, else of
 ``run.workdir``) exactly as the run would have gone on (a damaged one is skipped, and
-named); ``--resume-step N`` from kept step N (later steps are moved aside to
+named), saying which checkpoint (stage, update, env steps); on a run already complete it
+says so in one line and writes nothing; ``--resume-step N`` from kept step N (later steps are moved aside to
 ``checkpoints-after-N/``). A new run in a directory that holds an earlier run's files but
 no checkpoint (a run killed before its first one) moves them aside to ``abandoned-K/``.
 ``train.log`` holds the lines printed on the terminal (``tail -f`` it under nohup).
@@ -66,6 +67,7 @@ from msjax.cli.args import non_negative_int, positive_float
 from msjax.runcontrol import (
     RunStopped,
     StopSignals,
+    finished_run,
     holds_run,
     interrupted_advice,
     next_run_config,
@@ -86,6 +88,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     cfg = resolve_config(args)
     if args.workdir is None and not args.resume and holds_run(Path(cfg.run.workdir)):
         cfg = next_run_config(cfg)
+    if args.resume and args.resume_step is None:
+        stages = make_stages(cfg, distributed.make_mesh(cfg.run.num_devices))
+        finished = finished_run(Path(cfg.run.workdir), cfg, stages)
+        if finished is not None:  # say so, write nothing (not even train.log)
+            if distributed.is_main_process():
+                print(finished[0])
+            return finished[1]
     warm_start = None if args.resume else warm_start_params(cfg)  # before the run directory: fail first
     run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
     main_process = distributed.is_main_process()
@@ -112,9 +121,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """``--config``, ``--workdir``, ``--resume``; every ``--config.section.field=value`` is
     collected into ``args.overrides``."""
-    parser = argparse.ArgumentParser(prog="python -m msjax.train", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m msjax.train",
+        usage=(
+            "%(prog)s [-h] [--config CONFIG] [--workdir DIR] [--resume | --resume-step N]\n"
+            "                             [--config.SECTION.FIELD=VALUE ...]\n"
+            "                             [--coordinator HOST:PORT --num-processes N --process-id I]"
+        ),
+        description="Trains an agent: imitation of the rule solver, then PPO, as jitted chunks of updates.",
+        epilog=(
+            "Overrides: --config.SECTION.FIELD=VALUE, e.g. --config.ppo.lr=1e-4 (an unknown key lists the "
+            "valid ones). --resume continues the run in --workdir (it says from which checkpoint; a run "
+            "already complete is left as it is)."
+        ),
+    )
     parser.add_argument("--config", help="config file (configs/small.py) or a name in configs/ (small)")
-    parser.add_argument("--workdir", help="run directory (default: the config's run.workdir)")
+    parser.add_argument("--workdir", metavar="DIR", help="run directory (default: the config's run.workdir)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --workdir")
     parser.add_argument(
         "--resume-step", type=non_negative_int, metavar="N", help="continue from kept checkpoint N (implies --resume)"
@@ -124,10 +146,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="how long a multi-process run waits for all its processes (default 300)",
     )  # fmt: skip
     parser.add_argument(
-        "--coordinator", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
+        "--coordinator", metavar="HOST:PORT", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
     )
-    parser.add_argument("--num-processes", type=int, help="processes in a multi-process run")
-    parser.add_argument("--process-id", type=int, help="this process's index, 0..num-processes-1")
+    parser.add_argument("--num-processes", type=int, metavar="N", help="processes in a multi-process run")
+    parser.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0..num-processes-1")
     args, rest = parser.parse_known_args(argv)
     args.overrides = _collect_overrides(rest, parser)
     args.resume = args.resume or args.resume_step is not None
@@ -371,6 +393,7 @@ def after_chunk(
     results = None
     if at_end or _crossed(previous, update, run_cfg.eval_every_updates):
         episodes = eval_episodes_at_end if at_end else run_cfg.eval_episodes
+        ctx.progress.evaluating(stage, update, episodes)
         results = evaluate_params(state.params, ctx.cfg, episodes)
         ctx.writer.write_eval(stage, update, results)
         ctx.progress.evaluated(stage, update, results)

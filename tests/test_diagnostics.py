@@ -144,6 +144,17 @@ def test_cli_prints_a_table_and_a_json_line(capsys):
         assert name in record
 
 
+def test_cli_shows_games_done_rate_and_time_left_on_stderr_as_it_plays(capsys):
+    status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--episodes", "40", "--calibration-games", "4"])
+    captured = capsys.readouterr()
+    assert status == 0
+    lines = captured.err.splitlines()  # off a terminal: plain lines (at most one per 10 s, and the last)
+    assert lines[0] == "solver on 5x5x4: 40 games in batches of 16 (the first batch also compiles the game loop)"
+    assert any(line.startswith("solver on 5x5x4: 40/40 games,") and "games/s" in line for line in lines)
+    assert lines[-1].startswith("calibration of the mine beliefs: 4/4 games,")
+    json.loads(captured.out.strip().splitlines()[-1])  # stdout keeps the table and the JSON line alone
+
+
 def test_cli_first_click_must_be_a_cell_of_the_board(capsys):
     status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--first-click", "5,0"])
     assert status == 2

@@ -495,3 +495,16 @@ def test_mine_count_error_names_the_allowed_range():
     with pytest.raises(ValueError, match=r"allowed range is \[1, 55\]"):
         EnvConfig(H=8, W=8, mine_count=56)
     assert EnvConfig(H=8, W=8, mine_count=63, guarantee_safe_neighborhood=False).mine_count == 63
+
+
+@pytest.mark.parametrize("opening", [True, False])
+def test_before_the_first_click_the_rules_make_every_cell_safe_to_reveal(opening):
+    cfg = EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=opening)
+    state = env.reset(jax.random.key(0), cfg)
+    assert bool(env.known_safe(state).all())
+    estimate = jnp.full((5, 5), 0.16)
+    np.testing.assert_array_equal(env.with_rule_certainties(estimate, state), np.zeros((5, 5)))
+    state, *_ = env.step(state, 12, cfg)  # after it, only the revealed cells are
+    np.testing.assert_array_equal(env.known_safe(state), state.revealed)
+    after = env.with_rule_certainties(estimate, state)
+    assert float(after[~state.revealed].min()) == pytest.approx(0.16)

@@ -1,11 +1,16 @@
-"""The example notebook runs top to bottom against a run made in the test."""
+"""The example notebook runs top to bottom against a run made in the test: its cells in
+this process (``MSJAX_RUN`` names the run), and the notebook in a Jupyter kernel started
+in its own folder, as Jupyter starts it (nbclient and ipykernel, the dev extra)."""
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from tiny_runs import saved_run
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "play_and_heatmap.ipynb"
+REPOSITORY = Path(__file__).resolve().parent.parent
+NOTEBOOK = REPOSITORY / "examples" / "play_and_heatmap.ipynb"
 
 
 def code_cells(path: Path) -> list[str]:
@@ -27,3 +32,29 @@ def test_the_notebook_loads_a_run_plays_a_game_and_draws_the_heatmap(tmp_path, m
     if namespace["plt"] is not None:
         assert namespace["fig"].axes, "the heatmap figure was drawn"
         namespace["plt"].close("all")
+
+
+def test_the_notebook_runs_in_a_kernel_started_in_its_own_folder_and_finds_runs_small(tmp_path, monkeypatch):
+    """As Jupyter runs it: a kernel whose working directory is the notebook's folder
+    (``examples/``), with the run in ``runs/small`` of the folder above."""
+    nbclient = pytest.importorskip("nbclient", reason="needs nbclient and ipykernel: pip install -e '.[dev]'")
+    pytest.importorskip("ipykernel", reason="needs nbclient and ipykernel: pip install -e '.[dev]'")
+    import nbformat
+
+    project = tmp_path / "project"
+    saved_run(project / "runs" / "small", steps=(1,))
+    (project / "examples").mkdir()
+    monkeypatch.delenv("MSJAX_RUN", raising=False)
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's own inline backend draws the figure
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPOSITORY), os.environ.get("PYTHONPATH", "")]))
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(project / "examples")}}
+    )
+    client.execute()  # a cell that raises fails the test with its traceback
+    printed = "".join(
+        output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", []) if cell.cell_type == "code"
+    )
+    assert f"{project / 'runs' / 'small'}: 4x4 board, 2 mines" in printed
+    images = [o for cell in notebook.cells for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images, "the heatmap was drawn"

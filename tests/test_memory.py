@@ -30,7 +30,9 @@ def test_the_report_prints_each_stages_bytes_as_a_table_and_a_json_line(tmp_path
         f"    return config.from_dict({config_lib.to_dict(TINY)!r})\n"
     )
     assert memory_cli.main([str(config_file), "--updates", "1"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
+    captured = capsys.readouterr()
+    assert captured.err.startswith("compiling each stage's chunk: 1/1 stages,")  # progress, off a terminal
+    lines = captured.out.strip().splitlines()
     assert lines[0].startswith("stage") and lines[1].startswith("ppo")
     report = json.loads(lines[-1])
     (ppo_figures,) = report["stages"]

@@ -115,7 +115,7 @@ def test_an_impossible_board_is_an_error_message_not_a_traceback():
 def test_the_solver_steps_through_a_game_to_its_end():
     status, out = run_cli(["--solver", "--board", BOARD, "--seed", str(SEED)], ["\n", "x\n", "c\n"])
     assert status == 0
-    assert "move 1: reveal (3, 3)  layer 0: opening click" in out
+    assert "move 1: reveal (3, 3)  layer 0: opening click  P(mine) 0.00" in out  # the rules make it safe
     assert "press Enter for the next move" in out  # the "x"
     assert "The solver won in" in out or "The solver lost after" in out
     moves = out.count("\nmove ")
@@ -146,6 +146,7 @@ def test_an_agent_steps_through_a_game_with_its_policy_shown():
     out = stdout.getvalue()
     assert "policy top 3" in out and "mine probability" in out
     assert "a reveal" in out  # the most likely move, lettered on the board and listed
+    assert re.search(r"move 1: reveal \(\d, \d\)  P\(mine\) 0\.00", out)  # the rules make the first click safe
     assert "The agent won in" in out or "The agent lost after" in out
 
 

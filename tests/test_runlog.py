@@ -49,6 +49,7 @@ def printed_by_progress(interactive):
         progress = runlog.Progress([stage], 0, enabled=True, interactive=interactive)
         for update in (2, 4, 6):
             progress.chunk_done(stage, update, 2, 1.0)
+        progress.evaluating(stage, 6, 8)
         progress.evaluated(stage, 6, RESULTS)
         progress.close()
     return out.getvalue() + err.getvalue()
@@ -59,7 +60,9 @@ def test_off_a_terminal_progress_prints_plain_lines_and_no_bar():
     assert "\r" not in logged
     lines = logged.splitlines()
     assert sum("win rate 50.0%" in line for line in lines) == 1
-    assert [line.split(":")[0] for line in lines] == ["ppo done", "ppo update 6"]  # the stage's end, the evaluation
+    # the stage's end, the evaluation starting (the bar stands still), its result
+    assert [line.split(":")[0] for line in lines] == ["ppo done", "ppo update 6", "ppo update 6"]
+    assert lines[1] == "ppo update 6: evaluating on 8 games"
 
 
 def test_on_a_terminal_progress_draws_the_bar():
@@ -99,3 +102,38 @@ def test_wall_seconds_grow_and_carry_over_a_resume_without_the_pause(tmp_path, m
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows] == [1, 2, 3]
     assert [row["wall_s"] for row in rows] == [5.0, 5.0, 7.0]
+
+
+def counted(interactive, every_s=0.0):
+    """What ``CountProgress`` printed for 3 batches of 10 of 30 games."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+        progress = runlog.CountProgress(30, "games", "solver on 8x8x10", interactive=interactive, every_s=every_s)
+        for _ in range(3):
+            progress.advance(10)
+        progress.close()
+    assert out.getvalue() == ""  # stdout is kept for a command's results
+    return err.getvalue()
+
+
+def test_off_a_terminal_a_count_shows_done_of_total_rate_and_time_left_in_plain_lines():
+    lines = counted(interactive=False).splitlines()
+    assert [line.split(",")[0] for line in lines] == [
+        "solver on 8x8x10: 10/30 games", "solver on 8x8x10: 20/30 games", "solver on 8x8x10: 30/30 games"
+    ]
+    assert "games/s" in lines[0] and "left" in lines[0] and "in all" in lines[-1]
+    assert "\r" not in "".join(lines)
+
+
+def test_off_a_terminal_a_count_prints_at_most_every_few_seconds_and_at_the_end():
+    lines = counted(interactive=False, every_s=3600.0).splitlines()
+    assert len(lines) == 1 and lines[0].startswith("solver on 8x8x10: 30/30 games")
+
+
+def test_on_a_terminal_a_count_draws_a_bar():
+    drawn = counted(interactive=True)
+    assert "\r" in drawn and "30/30" in drawn
+
+
+def test_durations_read_as_seconds_minutes_or_hours():
+    assert [runlog.format_duration(s) for s in (4.4, 200, 3 * 3600 + 300)] == ["4 s", "3 min 20 s", "3 h 05 min"]

@@ -150,8 +150,10 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues_bit_exactly(finished_run
     assert (checkpoints.info(2).stage, checkpoints.info(2).update) == ("imitation", 2)
     monkeypatch.undo()
 
-    run_main(["--workdir", run_dir, "--resume"])
+    _, printed = run_main(["--workdir", run_dir, "--resume"])
 
+    env_steps = 2 * cfg.imitation.num_envs * cfg.imitation.steps_per_update
+    assert f"resuming from checkpoint {checkpoints.path(2)}: imitation update 2/4, {env_steps} env steps" in printed
     resumed, reference = final_state(run_dir, cfg), final_state(reference_dir)
     resumed, reference = checkpoint_lib.keys_to_data(resumed), checkpoint_lib.keys_to_data(reference)
     assert jax.tree.structure(resumed) == jax.tree.structure(reference)
@@ -193,13 +195,27 @@ def test_resume_skips_a_truncated_checkpoint_for_the_newest_intact_one(finished_
     assert_same_final_state(run_dir, finished_run[0])
 
 
-def test_resuming_a_finished_run_only_evaluates_it_again(finished_run, tmp_path):
+def files_and_contents(run_dir):
+    return {path: path.read_bytes() for path in sorted(run_dir.rglob("*")) if path.is_file()}
+
+
+def test_resuming_a_finished_run_says_so_in_one_line_and_writes_nothing(finished_run, tmp_path):
     run_dir = tmp_path / "copy"
     shutil.copytree(finished_run[0], run_dir)
+    before = files_and_contents(run_dir)
     final, printed = run_main(["--workdir", run_dir, "--resume"])
     assert final["win_rate"] == finished_run[1]["win_rate"]
-    assert Checkpoints(run_dir / "checkpoints", read_only=True).latest_step == LAST_STEP
-    assert train_rows(run_dir) == train_rows(finished_run[0])
+    assert printed.count("\n") == 1 and printed.startswith(f"{run_dir} is already complete (ppo update 4/4,")
+    assert printed.strip().endswith("Nothing to do.")
+    assert files_and_contents(run_dir) == before  # train.log, metrics.jsonl, final_eval.json untouched
+
+
+def test_resuming_a_finished_run_with_more_updates_trains_them(finished_run, tmp_path):
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished_run[0], run_dir)
+    _, printed = run_main(["--workdir", run_dir, "--resume", "--config.ppo.total_updates=6"])
+    assert "resuming from checkpoint" in printed and "ppo update 4/6" in printed
+    assert Checkpoints(run_dir / "checkpoints", read_only=True).latest_step == LAST_STEP + 2
 
 
 def test_a_plain_rerun_of_the_main_command_starts_a_new_run_next_to_the_old(tmp_path, monkeypatch):

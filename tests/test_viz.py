@@ -228,3 +228,25 @@ def test_calibration_refuses_a_count_of_games_below_one(games, capsys):
     with pytest.raises(SystemExit) as exit_info:
         viz_cli.main(["calibration", "--solver", "--games", games])
     assert exit_info.value.code == 2 and "--games" in capsys.readouterr().err
+
+
+def test_calibration_shows_games_done_as_it_plays(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "reliability.png"
+    argv = ["calibration", "--solver", "--board", "4x4x2", "--games", "3", "-o", str(out)]
+    assert viz_cli.main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == str(out)  # the path alone on stdout
+    assert captured.err.splitlines()[-1].startswith("solver on 4x4x2: 3/3 games,")
+
+
+@pytest.mark.parametrize("figure", ["curves", "heatmap", "calibration"])
+def test_each_figures_help_is_its_own_usage_then_its_options(figure, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        viz_cli.main([figure, "--help"])
+    printed = capsys.readouterr().out
+    assert exit_info.value.code == 0
+    usage = printed.split("\n\n")[0]
+    assert usage.startswith(f"usage: python -m msjax.viz {figure} [-h]")
+    others = {"curves", "heatmap", "calibration"} - {figure}
+    assert not any(other in usage for other in others), usage

@@ -106,9 +106,13 @@ def test_overlays_give_every_cell_a_probability(client):
     assert beliefs["agent"]["top"] and all(p["layer"] in (1, 2, 3) for p in beliefs["solver"]["proven"])
 
 
-def test_exact_overlay_waits_for_the_first_reveal(client):
-    game = new_game(client, overlays=["exact"])
-    assert "unavailable" in game["beliefs"]["exact"]
+@pytest.mark.parametrize("rule", [{}, {"safe_first_click": True}])
+def test_before_the_first_click_every_cell_reads_0_with_a_note_saying_why(client, rule):
+    game = new_game(client, overlays=["agent", "solver", "exact"], **rule)
+    for name in ("agent", "solver", "exact"):
+        belief = game["beliefs"][name]
+        assert belief["mine"] == [[0.0] * 4] * 4, name
+        assert belief["note"].startswith("any first click is safe"), name
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,9 @@ Usage::
 
     python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
                              [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
+
+Progress (games done, rate, time left) goes to stderr: a bar on a terminal, elsewhere a
+plain line as each batch ends (at most one every ten seconds); the figures go to stdout.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import diagnostics
 from msjax import env as ms_env
+from msjax import runlog
 from msjax.cli.boards import board_config
 
-USAGE = (
-    "python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM] "
-    "[--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]"
+DESCRIPTION = (
+    "A player's win rate with its 95% interval, why its games are lost (avoidable and forced "
+    "guesses) and the calibration of its mine beliefs: a table, then one JSON line. Progress "
+    "(games done, rate, time left) goes to stderr."
 )
-DESCRIPTION = "Why games are lost: avoidability of guesses, calibration of mine beliefs, and the CLI."
 
 
 class UsageError(Exception):
@@ -37,20 +41,25 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m msjax.evaluate", usage=USAGE, description=DESCRIPTION)
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
+    parser = _Parser(prog="python -m msjax.evaluate", description=DESCRIPTION)
     who = parser.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (its latest checkpoint)")
     who.add_argument("--solver", action="store_true", help="the JAX rule solver instead of an agent")
-    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
-    parser.add_argument("--episodes", type=int, default=1000, help="games, one per board (default 1000)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--board", metavar="BOARD", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
+    parser.add_argument("--episodes", type=int, default=1000, metavar="N", help="games, one per board (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="picks the boards (default 0)")
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
     parser.add_argument(
         "--first-click", metavar="ROW,COL", help="open every game at this cell instead of the player's own choice"
     )
-    parser.add_argument("--batch-size", type=int, default=1024, help="boards stepped together")
-    parser.add_argument("--calibration-games", type=int, default=64, help="games whose positions score the mine head")
+    parser.add_argument(
+        "--batch-size", type=int, metavar="N", help="boards stepped together (default: a tenth of the games, 16 to 1024)"
+    )
+    parser.add_argument(
+        "--calibration-games", type=int, default=64, metavar="N", help="games whose positions score the mine head (default 64)"
+    )
     return parser
 
 
@@ -68,7 +77,7 @@ def mine_head_trained(agent: Any) -> bool:
 def _check_numbers(args: argparse.Namespace) -> None:
     if args.episodes < 1:
         raise UsageError(f"--episodes {args.episodes}: must be >= 1")
-    if args.batch_size < 1:
+    if args.batch_size is not None and args.batch_size < 1:
         raise UsageError(f"--batch-size {args.batch_size}: must be >= 1")
     if args.calibration_games < 0:
         raise UsageError(f"--calibration-games {args.calibration_games}: must be >= 0")
@@ -148,24 +157,50 @@ def json_record(name: str, cfg: ms_env.EnvConfig, figures: dict[str, Any]) -> di
     return record
 
 
+def default_batch_size(episodes: int) -> int:
+    """Boards stepped together when ``--batch-size`` is not given: about a tenth of the
+    games (16 to 1024), so that progress moves in about ten steps. Game ``i`` is the same
+    board whatever the batch size, so the figures do not change with it."""
+    return min(1024, max(16, -(-episodes // 10)))
+
+
+def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``diagnostics.diagnose`` of the command line's games, then the mine head's
+    calibration when the player has one, each with a progress bar (plain lines off a
+    terminal); returns the figures, with a ``note`` when calibration was skipped."""
+    batch_size = args.batch_size or default_batch_size(args.episodes)
+    board = f"{cfg.H}x{cfg.W}x{cfg.mine_count}"
+    print(
+        f"{name} on {board}: {args.episodes} games in batches of {min(batch_size, args.episodes)} "
+        "(the first batch also compiles the game loop)",
+        file=sys.stderr,
+        flush=True,
+    )
+    with runlog.CountProgress(args.episodes, "games", f"{name} on {board}") as progress:
+        figures = diagnostics.diagnose(player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance)
+    if not (args.calibration_games and agent_lib.has_mine_beliefs(player)):
+        return figures
+    if not mine_head_trained(player):
+        return {**figures, "note": "mine head not trained (aux_mine_weight 0): no calibration"}
+    with runlog.CountProgress(args.calibration_games, "games", "calibration of the mine beliefs") as progress:
+        games, seed = args.calibration_games, args.seed
+        figures.update(diagnostics.mine_head_calibration(player, cfg, games, seed, on_games_done=progress.advance))
+    return figures
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m msjax.evaluate``: prints the figures as a table, then one JSON line.
 
     Returns the exit status: 0, or 2 after a one-line error on a bad command line.
     """
     try:
-        args = _parser().parse_args(argv)
+        args = build_parser().parse_args(argv)
         player, cfg, name = _load(args)
     except UsageError as error:
         print(f"python -m msjax.evaluate: error: {error}", file=sys.stderr)
         return 2
-    figures = diagnostics.diagnose(player, cfg, args.episodes, args.seed, args.batch_size)
-    note = None
-    if args.calibration_games and agent_lib.has_mine_beliefs(player):
-        if mine_head_trained(player):
-            figures.update(diagnostics.mine_head_calibration(player, cfg, args.calibration_games, args.seed))
-        else:
-            note = "mine head not trained (aux_mine_weight 0): no calibration"
+    figures = play_with_progress(player, cfg, name, args)
+    note = figures.pop("note", None)
     print(format_table(name, cfg, figures))
     if note:
         print(f"  ({note})")

@@ -8,6 +8,8 @@ Usage::
 CONFIG is a config file or a name in ``configs/``. The chunks are compiled (not run) for
 one device of the current backend; on the CPU, ``--config.model.conv_impl=xla`` sizes
 the convolutions a GPU runs. On an accelerator the device's limit is printed beside.
+Compiling takes minutes for the GPU configs on a CPU: progress (stages compiled, time
+left) goes to stderr.
 """
 
 from __future__ import annotations
@@ -21,13 +23,20 @@ from typing import Any, Sequence
 import jax
 
 from msjax import config as config_lib
-from msjax import memory
+from msjax import memory, runlog
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m msjax.memory", description=__doc__.split("\n")[0])
-    parser.add_argument("config", help="config file (configs/expert.py) or a name in configs/ (expert)")
-    parser.add_argument("--updates", type=int, help="updates per chunk (default: the config's run.chunk_updates)")
+    parser = argparse.ArgumentParser(
+        prog="python -m msjax.memory",
+        usage="%(prog)s [-h] [--updates N] CONFIG [--config.SECTION.FIELD=VALUE ...]",
+        description=(
+            "What each training stage's compiled chunk needs in device memory (compiled, not run), "
+            "as a table and then one JSON line; progress goes to stderr."
+        ),
+    )
+    parser.add_argument("config", metavar="CONFIG", help="config file (configs/expert.py) or a name in configs/ (expert)")
+    parser.add_argument("--updates", type=int, metavar="N", help="updates per chunk (default: the config's run.chunk_updates)")
     args, rest = parser.parse_known_args(argv)
     bad = [item for item in rest if not item.startswith("--config.")]
     if bad:
@@ -66,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    figures = memory.chunk_memory(cfg, args.updates)
+    stages = len(memory.stage_programs(cfg, 1))
+    with runlog.CountProgress(stages, "stages", "compiling each stage's chunk") as progress:
+        figures = memory.chunk_memory(cfg, args.updates, on_stage=progress.advance)
     limit = memory.device_limit(cfg.run.device_memory_gib)
     print_table(figures, limit)
     print(json.dumps(report(args.config, figures, limit, time.perf_counter() - started)))

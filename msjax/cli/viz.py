@@ -13,18 +13,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-from msjax import diagnostics
+from msjax import diagnostics, runlog
 from msjax import evaluate as evaluate_lib
 from msjax import viz
 from msjax.cli.args import positive_int
 from msjax.cli.boards import board_config
 
+PROG = "python -m msjax.viz"
 USAGE = """\
 python -m msjax.viz curves runs/NAME [-o PNG] [--compute-out PNG]
-python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
-python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
+       python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
+       python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
 DESCRIPTION = "Pictures of boards and training: terminal views with overlays, and PNG figures."
 
 
@@ -34,7 +35,7 @@ def _player_options(parser: argparse.ArgumentParser) -> None:
     who.add_argument("--solver", action="store_true", help="the rule solver")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (an agent: its own board)")
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the game (default 0)")
 
 
 def _turns(args: argparse.Namespace):
@@ -49,31 +50,38 @@ def _turns(args: argparse.Namespace):
     return evaluate_lib.solver_turns(cfg, args.seed), cfg, "solver"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m msjax.viz", description=DESCRIPTION, usage=USAGE)
-    figures = parser.add_subparsers(dest="figure", required=True)
-    curves = figures.add_parser(
-        "curves", help="training curves of a run, and its evaluations' win rate against env steps and wall seconds"
+def _figure(figures: Any, name: str, description: str) -> argparse.ArgumentParser:
+    """A figure's subcommand, whose --help shows ``description``."""
+    return figures.add_parser(name, help=description[0].lower() + description[1:-1], description=description)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, usage=USAGE)
+    # prog: each figure's usage starts "python -m msjax.viz FIGURE" (not the whole USAGE)
+    figures = parser.add_subparsers(dest="figure", required=True, metavar="FIGURE", prog=PROG)
+    curves = _figure(
+        figures, "curves", "Training curves of a run, and its evaluations' win rate against env steps and wall seconds."
     )
-    curves.add_argument("run", help="run directory (runs/NAME) or its metrics.jsonl")
-    curves.add_argument("-o", "--out", help="PNG path (default RUN/training_curves.png)")
-    curves.add_argument("--compute-out", help="PNG path of the win rate against compute (default RUN/win_rate_vs_compute.png)")
-    heatmap = figures.add_parser("heatmap", help="mine probabilities beside the board, at one move of a game")
+    curves.add_argument("run", metavar="RUN", help="run directory (runs/NAME) or its metrics.jsonl")
+    curves.add_argument("-o", "--out", metavar="PNG", help="PNG path (default RUN/training_curves.png)")
+    curves.add_argument("--compute-out", metavar="PNG", help="PNG path of the win rate against compute (default RUN/win_rate_vs_compute.png)")
+    heatmap = _figure(figures, "heatmap", "A player's mine probabilities beside the board, at one move of a game.")
     _player_options(heatmap)
-    heatmap.add_argument("--move", type=int, default=5, help="the position before this move (1 = the opening)")
-    heatmap.add_argument("-o", "--out", default="mine_probabilities.png")
-    calibration = figures.add_parser("calibration", help="reliability diagram of the mine probabilities")
+    heatmap.add_argument("--move", type=int, default=5, metavar="K", help="the position before this move (1 = the opening)")
+    heatmap.add_argument("-o", "--out", metavar="PNG", default="mine_probabilities.png", help="PNG path (default %(default)s)")
+    calibration = _figure(figures, "calibration", "Reliability diagram of a player's mine probabilities over its games.")
     _player_options(calibration)
-    calibration.add_argument("--games", type=positive_int, default=50)
-    calibration.add_argument("--bins", type=positive_int, default=10)
-    calibration.add_argument("-o", "--out", default="reliability.png")
+    calibration.add_argument("--games", type=positive_int, default=50, metavar="N", help="games to play (default 50)")
+    calibration.add_argument("--bins", type=positive_int, default=10, metavar="N", help="probability bins (default 10)")
+    calibration.add_argument("-o", "--out", metavar="PNG", default="reliability.png", help="PNG path (default %(default)s)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Writes the PNG the command line asks for and prints its path; returns the exit
     status (0, or 2 after a one-line error)."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.figure == "curves":
             print(viz.plot_training_curves(args.run, args.out))
@@ -104,6 +112,7 @@ def _heatmap_command(args: argparse.Namespace) -> Path:
 
 def _calibration_command(args: argparse.Namespace) -> Path:
     take_turn, cfg, name = _turns(args)
-    predicted, labels = diagnostics.calibration_data(take_turn, cfg, args.games, args.seed)
+    with runlog.CountProgress(args.games, "games", f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count}") as progress:
+        predicted, labels = diagnostics.calibration_data(take_turn, cfg, args.games, args.seed, progress.advance)
     title = f"{name}, {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games"
     return viz.plot_reliability(predicted, labels, args.out, args.bins, title=title)

@@ -64,7 +64,16 @@ from msjax.env.rules import (
     step,
 )
 from msjax.env.state import EnvState
-from msjax.env.views import NUM_BASE_CHANNELS, action_mask, frontier, num_channels, observe, render
+from msjax.env.views import (
+    NUM_BASE_CHANNELS,
+    action_mask,
+    frontier,
+    known_safe,
+    num_channels,
+    observe,
+    render,
+    with_rule_certainties,
+)
 
 __all__ = [
     "MAX_WIDTH",
@@ -84,6 +93,7 @@ __all__ = [
     "encode_action",
     "from_mines",
     "frontier",
+    "known_safe",
     "max_mines",
     "move_limit",
     "neighbour_sum",
@@ -98,4 +108,5 @@ __all__ = [
     "step",
     "unpack_rows",
     "validate_config",
+    "with_rule_certainties",
 ]

@@ -25,6 +25,25 @@ def frontier(state: EnvState, cfg: EnvConfig | None = None) -> jax.Array:
     return near
 
 
+def known_safe(state: EnvState) -> jax.Array:
+    """bool[H, W]: the cells the rules prove safe to reveal next: the revealed ones and,
+    before the first click, every cell.
+
+    Mines are placed at the first reveal, away from the clicked cell (and, with
+    ``guarantee_safe_neighborhood``, away from its neighbours, which that click then
+    opens): whichever cell is revealed first holds no mine. So before the first click no
+    cell is a risk to reveal, although the layout is not drawn yet.
+    """
+    return state.revealed | ~state.first_click_done
+
+
+def with_rule_certainties(mine_probabilities: jax.Array, state: EnvState) -> jax.Array:
+    """f32[H, W]: ``mine_probabilities`` (f32[H, W], of the next reveal) with the cells
+    ``known_safe`` set to 0, so that a player's estimate never shows what the rules make
+    certain as a risk (before the first click: 0 everywhere)."""
+    return jnp.where(known_safe(state), 0.0, mine_probabilities).astype(jnp.float32)
+
+
 def action_mask(state: EnvState, cfg: EnvConfig, frontier_only: Any = None) -> jax.Array:
     """bool[2*H*W]: the legal actions. Reveals and flags are legal on hidden cells.
 

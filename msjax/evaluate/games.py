@@ -147,6 +147,7 @@ def play_in_batches(
     seed: int = 0,
     batch_size: int = 1024,
     max_steps: int | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-game results (numpy ``[episodes]``) of ``batch_fn`` run over jitted batches.
 
@@ -155,6 +156,8 @@ def play_in_batches(
     ``Player`` or a plain ``act(state, key)`` function. Game ``i`` is the same board for
     every player and every ``batch_size`` (its key is the ``i``-th split of ``seed``), so
     players can be compared game by game. ``max_steps`` defaults to ``env.move_limit``.
+    ``on_batch(games)``, when given, is called after each batch with the number of
+    games it finished (progress for people).
 
     Raises:
       ValueError: ``episodes``, ``batch_size`` or ``max_steps`` below 1.
@@ -172,10 +175,11 @@ def play_in_batches(
     keys = game_keys(seed, num_batches * batch_size)
     run = _run_traced if agent_lib.is_array_pytree(player) else _run_static
     options = dict(batch_fn=batch_fn, cfg=env_cfg, max_steps=max_steps)
-    batches = [
-        jax.device_get(run(player, keys[i * batch_size : (i + 1) * batch_size], **options))
-        for i in range(num_batches)
-    ]
+    batches = []
+    for i in range(num_batches):
+        batches.append(jax.device_get(run(player, keys[i * batch_size : (i + 1) * batch_size], **options)))
+        if on_batch is not None:
+            on_batch(min(batch_size, episodes - i * batch_size))
     return {name: np.concatenate([b[name] for b in batches])[:episodes] for name in batches[0]}
 
 
@@ -186,11 +190,13 @@ def play_games(
     seed: int = 0,
     batch_size: int = 1024,
     max_steps: int | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-game results (numpy arrays ``[episodes]``, see ``play_batch``) of ``player`` on
     fresh boards.
 
     Game ``i`` is the same board for every player and every ``batch_size`` (its key is the
-    ``i``-th split of ``seed``), so players can be compared game by game.
+    ``i``-th split of ``seed``), so players can be compared game by game. ``on_batch``:
+    see ``play_in_batches``.
     """
-    return play_in_batches(play_batch, player, env_cfg, episodes, seed, batch_size, max_steps)
+    return play_in_batches(play_batch, player, env_cfg, episodes, seed, batch_size, max_steps, on_batch)

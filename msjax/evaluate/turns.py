@@ -49,20 +49,23 @@ def _step(state: EnvState, action: jax.Array, cfg: EnvConfig):
 
 @functools.partial(jax.jit, static_argnums=(2, 3))
 def _solver_turn(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(action, layer, mine probabilities f32[H, W])`` of the solver on one board."""
+    """``(action, layer, mine probabilities f32[H, W])`` of the solver on one board (what
+    the rules make certain at 0: ``env.with_rule_certainties``)."""
     action, layer = solver_lib.solver_action(state, key, cfg, solver_cfg)
-    return action, layer, solver_lib.mine_probabilities(state, cfg, solver_cfg)
+    return action, layer, _solver_probabilities(state, cfg, solver_cfg)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
 def _solver_probabilities(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    return solver_lib.mine_probabilities(state, cfg, solver_cfg)
+    return ms_env.with_rule_certainties(solver_lib.mine_probabilities(state, cfg, solver_cfg), state)
 
 
 @jax.jit
 def _agent_turn(agent: Any, state: EnvState, key: jax.Array):
-    """``(action, action probabilities f32[2HW], mine probabilities f32[H, W])`` of an agent."""
-    return agent.act(state, key), agent.action_probabilities(state), agent.mine_probabilities(state)
+    """``(action, action probabilities f32[2HW], mine probabilities f32[H, W])`` of an agent
+    (its mine head with what the rules make certain at 0: ``env.with_rule_certainties``)."""
+    mine = ms_env.with_rule_certainties(agent.mine_probabilities(state), state)
+    return agent.act(state, key), agent.action_probabilities(state), mine
 
 
 def new_game(seed: int, cfg: EnvConfig) -> EnvState:

@@ -99,14 +99,19 @@ def stage_programs(cfg: ExperimentConfig, num_updates: int) -> dict[str, tuple[C
     return programs
 
 
-def chunk_memory(cfg: ExperimentConfig, num_updates: int | None = None) -> list[ChunkMemory]:
+def chunk_memory(
+    cfg: ExperimentConfig, num_updates: int | None = None, on_stage: Callable[[int], None] | None = None
+) -> list[ChunkMemory]:
     """Each stage's chunk of ``num_updates`` updates (default ``run.chunk_updates``),
-    compiled for one device of the current backend, in the run's order."""
+    compiled for one device of the current backend, in the run's order;
+    ``on_stage(1)``, when given, is called as each stage's compile ends."""
     num_updates = cfg.run.chunk_updates if num_updates is None else num_updates
-    return [
-        compiled_memory(stage, distributed.jit_chunk(chunk).lower(abstract))
-        for stage, (chunk, abstract) in stage_programs(cfg, num_updates).items()
-    ]
+    figures = []
+    for stage, (chunk, abstract) in stage_programs(cfg, num_updates).items():
+        figures.append(compiled_memory(stage, distributed.jit_chunk(chunk).lower(abstract)))
+        if on_stage is not None:
+            on_stage(1)
+    return figures
 
 
 def device_limit(limit_gib: float = 0.0, device: Any = None) -> int | None:

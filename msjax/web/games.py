@@ -38,6 +38,8 @@ MAX_ROWS = 32
 OVERLAYS = ("agent", "solver", "exact")
 PLAYERS = ("agent", "solver")
 TOP_MOVES = 5
+# beside every overlay until the first click (env.known_safe)
+FIRST_CLICK_NOTE = "any first click is safe: the first reveal never hits a mine (with the opening rule, nor do its neighbours)"
 
 
 class GameError(Exception):
@@ -100,14 +102,17 @@ def _agent_step(agent: Any, state: EnvState, key: jax.Array):
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
 def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(mine probabilities f32[H, W], Forced)`` of the solver."""
-    return solver_lib.mine_probabilities(state, cfg, solver_cfg), solver_lib.forced_moves(state, cfg, solver_cfg)
+    """``(mine probabilities f32[H, W], Forced)`` of the solver; what the rules make
+    certain reads 0 (``env.with_rule_certainties``: before the first click, every cell)."""
+    probabilities = ms_env.with_rule_certainties(solver_lib.mine_probabilities(state, cfg, solver_cfg), state)
+    return probabilities, solver_lib.forced_moves(state, cfg, solver_cfg)
 
 
 @jax.jit
 def _agent_beliefs(agent: Any, state: EnvState):
-    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent."""
-    return agent.mine_probabilities(state), agent.action_probabilities(state)
+    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent; its
+    mine head reads 0 where the rules make a cell certain (``env.with_rule_certainties``)."""
+    return ms_env.with_rule_certainties(agent.mine_probabilities(state), state), agent.action_probabilities(state)
 
 
 def _grid(values: Any) -> list[list[float | None]]:
@@ -304,13 +309,15 @@ class Inspector:
             result = {"mine": _grid(mine), "proven": proven}
         else:
             result = self._exact(game)
+        if "mine" in result and not bool(game.state.first_click_done):
+            result["note"] = FIRST_CLICK_NOTE
         result["ms"] = round(1000 * (time.perf_counter() - started), 1)
         return result
 
     def _exact(self, game: Game) -> dict:
         revealed = np.asarray(game.state.revealed)
-        if not revealed.any():
-            return {"unavailable": "no cell revealed yet: the exact overlay starts after the first click"}
+        if not revealed.any():  # no layout yet, but the rules make any first click safe
+            return {"mine": _grid(np.zeros(revealed.shape))}
         if len(game.exact_cache) > 50_000:
             game.exact_cache.clear()
         analysis = exact.analyse(revealed, np.asarray(game.state.counts), game.cfg.mine_count, self.exact_max_nodes, game.exact_cache)

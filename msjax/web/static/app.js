@@ -198,7 +198,7 @@ function drawCompare(game) {
     if (!belief) caption = name === "agent" && !page.info.agent ? "no agent loaded" : "off";
     else if (belief.unavailable) caption = belief.unavailable.split(":")[0];
     else {
-      caption = `${belief.ms} ms${belief.approximate ? " · approximate" : ""}`;
+      caption = `${belief.ms} ms${belief.approximate ? " · approximate" : ""}${belief.note ? " · " + belief.note.split(":")[0] : ""}`;
       for (let r = 0; r < game.rows; r++) for (let c = 0; c < game.cols; c++) {
         const symbol = game.board[r][c];
         ctx.fillStyle = symbol === "#" || symbol === "F" ? heatColour(belief.mine[r][c] ?? 0) : "#fbfbfc";
