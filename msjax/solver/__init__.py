@@ -29,10 +29,15 @@ The four layers follow seed 001's hybrid solver, done with whole-board array ops
 4. **Probability guess**: loopy belief propagation over the number constraints with a
    global mine-density prior; the guess is the unknown cell with the lowest estimated
    probability, near-ties going to the cell most likely to be a zero.
+   With ``SolverConfig(probabilities="exact")`` the probabilities are exact instead
+   (``exact``: a transfer-matrix DP along the frontier, for a batch of views at once),
+   every cell they prove is played (as layer 3), and ``exact_lookahead`` breaks ties by an
+   exact one-move lookahead (``lookahead``), as ``msjax.exact``'s player does.
 
 Modules, in the order data flows: ``types`` (config, proved cells, view), ``grid`` (the
 cell-major array plumbing), ``layers`` (one pass of each deduction layer), ``deduce`` (the
-fixpoint loops: ``forced_moves``), ``beliefs`` (layer 4: ``mine_probabilities``),
+fixpoint loops: ``forced_moves``), ``frontier`` and ``exact`` (exact probabilities:
+``exact_analysis``), ``lookahead``, ``beliefs`` (layer 4: ``mine_probabilities``),
 ``policy`` (the move on one game: ``solver_action``), ``batch`` (whole batches, with a
 memory of proofs: ``batch_solver_play``), ``record`` (a recorded game on the host:
 ``record_game``).
@@ -49,12 +54,16 @@ legacy ones (``jax.random.PRNGKey``), with the same moves for the same seed.
 from msjax.solver.batch import SolverMemory, batch_solver_action, batch_solver_play, empty_memory
 from msjax.solver.beliefs import mine_probabilities
 from msjax.solver.deduce import batch_forced_moves, forced_moves
+from msjax.solver.exact import ExactAnalysis, exact_analysis
+from msjax.solver.lookahead import lookahead_choice
 from msjax.solver.policy import first_click, solver_action, typed_key
 from msjax.solver.record import ActionRecord, GameRecord, jit_solver_action, layer_summary, record_game
-from msjax.solver.types import GUESS_LAYER, NO_LAYER, Forced, SolverConfig
+from msjax.solver.types import GUESS_LAYER, NO_LAYER, ExactLimits, Forced, SolverConfig
 
 __all__ = [
     "ActionRecord",
+    "ExactAnalysis",
+    "ExactLimits",
     "Forced",
     "GUESS_LAYER",
     "GameRecord",
@@ -65,10 +74,12 @@ __all__ = [
     "batch_solver_action",
     "batch_solver_play",
     "empty_memory",
+    "exact_analysis",
     "first_click",
     "forced_moves",
     "jit_solver_action",
     "layer_summary",
+    "lookahead_choice",
     "mine_probabilities",
     "record_game",
     "solver_action",

@@ -164,6 +164,6 @@ def mine_probabilities(
     estimate = _probabilities(view, forced, solver_cfg)
     if solver_cfg.probabilities != "exact":
         return estimate
-    _, exact_probability, exact = with_exact_proofs(view, forced, solver_cfg)
+    _, exact_probability, exact, _ = with_exact_proofs(view, forced, solver_cfg)
     return jnp.where(exact, exact_probability, estimate)
 

@@ -25,13 +25,13 @@ def _add_proofs(forced: Forced, new_safe, new_mines, level) -> Forced:
     return Forced(forced.safe | new_safe, forced.mines | new_mines, jnp.where(new, level, forced.layer))
 
 
-def with_exact_proofs(view: View, forced: Forced, solver_cfg: SolverConfig) -> tuple[Forced, jax.Array, jax.Array]:
-    """``(forced, mine_prob, exact)``: ``forced`` plus what the exact analysis proves
-    that it does not (layer 3), its probabilities float32[H, W, *b] and where it is
-    exact, bool[*b] (``msjax.solver.exact.exact_on_cells``)."""
-    proofs, mine_prob, exact = exact_on_cells(view, solver_cfg.exact_limits)
+def with_exact_proofs(view: View, forced: Forced, solver_cfg: SolverConfig):
+    """``(forced, mine_prob, exact, log_layouts)``: ``forced`` plus what the exact
+    analysis proves that it does not (layer 3), and the rest of
+    ``msjax.solver.exact.exact_on_cells``'s results."""
+    proofs, mine_prob, exact, log_layouts = exact_on_cells(view, solver_cfg.exact_limits)
     new_safe, new_mines = proofs.safe & ~forced.safe, proofs.mines & ~forced.mines
-    return _add_proofs(forced, new_safe, new_mines, jnp.int8(3)), mine_prob, exact
+    return _add_proofs(forced, new_safe, new_mines, jnp.int8(3)), mine_prob, exact, log_layouts
 
 
 def _proofs_of(view: View, solver_cfg: SolverConfig, stop_at_safe: bool) -> Forced:

@@ -450,8 +450,9 @@ def exact_on_cells(view: View, limits: ExactLimits) -> tuple[Forced, jax.Array, 
     """``exact_analysis`` of a cell-major view (``msjax.solver.grid``: ``[H, W, *b]``).
 
     Returns:
-      ``(proofs, mine_prob, exact)``: ``Forced`` with the analysis' proofs (layer 3, empty
-      where not exact), float32[H, W, *b] (0 where not exact) and bool[*b].
+      ``(proofs, mine_prob, exact, log_layouts)``: ``Forced`` with the analysis' proofs
+      (layer 3, empty where not exact), float32[H, W, *b] (0 where not exact), bool[*b]
+      and float32[*b].
     """
     batch_shape = view.mine_count.shape
     to_boards = lambda x: jnp.moveaxis(x.reshape(x.shape[:2] + (-1,)), -1, 0)
@@ -461,4 +462,4 @@ def exact_on_cells(view: View, limits: ExactLimits) -> tuple[Forced, jax.Array, 
     to_cells = lambda x: jnp.moveaxis(x, 0, -1).reshape(x.shape[1:] + batch_shape)
     safe, mines = to_cells(analysis.safe), to_cells(analysis.mines)
     proofs = Forced(safe, mines, jnp.where(safe | mines, jnp.int8(3), jnp.int8(0)))
-    return proofs, to_cells(analysis.mine_prob), analysis.exact.reshape(batch_shape)
+    return proofs, to_cells(analysis.mine_prob), analysis.exact.reshape(batch_shape), analysis.log_layouts.reshape(batch_shape)

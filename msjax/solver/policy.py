@@ -25,6 +25,7 @@ from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce, with_exact_proofs
 from msjax.solver.grid import any_cell, at_cell, best_cell, flat_cells, neighbours, on_cells, player_view
 from msjax.solver.layers import constraints_of
+from msjax.solver.lookahead import lookahead_choice
 from msjax.solver.types import GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
 
 
@@ -80,19 +81,19 @@ EXACT_TIES = 2e-6  # float32 rounding between equal exact probabilities reached 
 
 
 def layer4_probabilities(view: View, forced: Forced, solver_cfg: SolverConfig):
-    """``(probability float32[H, W, *b], forced)``: layer 4's mine probabilities of the
-    unknown cells, and ``forced`` with the exact analysis' proofs added
-    (``solver_cfg.probabilities == "exact"``; unchanged otherwise). Belief propagation
-    runs only where a view is past the exact analysis' limits (when some game of the
-    batch is)."""
+    """``(probability float32[H, W, *b], forced, exact)``: layer 4's mine probabilities of
+    the unknown cells, ``forced`` with the exact analysis' proofs added, and the analysis
+    (``(exact bool[*b], log_layouts float32[*b])``, None without
+    ``probabilities="exact"``). Belief propagation runs only where a view is past the
+    exact analysis' limits (when some game of the batch is)."""
     c = constraints_of(view, forced.safe, forced.mines)
     if solver_cfg.probabilities != "exact":
-        return belief_propagation(c, solver_cfg), forced
-    forced, exact_probability, exact = with_exact_proofs(view, forced, solver_cfg)
+        return belief_propagation(c, solver_cfg), forced, None
+    forced, exact_probability, exact, log_layouts = with_exact_proofs(view, forced, solver_cfg)
     estimate = jax.lax.cond(
         jnp.all(exact), lambda: jnp.zeros(c.unknown.shape), lambda: belief_propagation(c, solver_cfg)
     )
-    return jnp.where(on_cells(exact), exact_probability, estimate), forced
+    return jnp.where(on_cells(exact), exact_probability, estimate), forced, (exact, log_layouts)
 
 
 def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig):
@@ -103,7 +104,7 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
     if solver_cfg.max_layer < GUESS_LAYER:
         c = constraints_of(view, forced.safe, forced.mines)
         return best_cell(_candidates(view, c), noise), jnp.full(keys.shape, NO_LAYER, jnp.int32), forced
-    probability, forced = layer4_probabilities(view, forced, solver_cfg)
+    probability, forced, analysis = layer4_probabilities(view, forced, solver_cfg)
     c = constraints_of(view, forced.safe, forced.mines)
     candidates = _candidates(view, c)
     ties = solver_cfg.tie_tolerance if solver_cfg.probabilities != "exact" else max(solver_cfg.tie_tolerance, EXACT_TIES)
@@ -120,8 +121,21 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
     else:
         score = noise
     cell, layer = best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
+    if analysis is not None and solver_cfg.exact_lookahead:
+        cell = jnp.where(analysis[0], _lookahead_cell(view, good, analysis[1], solver_cfg), cell)
     safe_cell, safe_layer, found = safe_move(view, forced)
     return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
+
+
+def _lookahead_cell(view: View, good: jax.Array, log_layouts: jax.Array, solver_cfg: SolverConfig) -> jax.Array:
+    """int32[*b]: the guess among ``good`` by the exact lookahead (``msjax.solver.lookahead``)."""
+    batch_shape = view.mine_count.shape
+    to_boards = lambda x: jnp.moveaxis(x.reshape(x.shape[:2] + (-1,)), -1, 0)
+    cell, _, _ = lookahead_choice(
+        to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), log_layouts.reshape(-1),
+        to_boards(good), solver_cfg.exact_lookahead, solver_cfg.exact_limits,
+    )
+    return cell.reshape(batch_shape)
 
 
 def _candidates(view: View, c: Constraints) -> jax.Array:

@@ -1,0 +1,94 @@
+"""The exact one-move lookahead of the guess, on the device: for a few of the safest cells,
+what revealing each would show and whether anything is then certainly safe.
+
+For a candidate cell ``c`` and each number ``v`` it could show, the view with ``c``
+revealed as ``v`` is analysed exactly (``msjax.solver.exact``): its layout count over the
+view's is ``P(c safe and shows v)``, and "some hidden cell is then proved safe" is
+*progress*. ``P(progress)`` sums the first over the numbers with progress; ``P(zero)`` is
+the ``v = 0`` term. This is ``msjax.exact.lookahead``'s tie-break, computed for a batch of
+views in one call of ``candidates x 9`` analyses per view: the safest cells (all within
+float32 rounding of the lowest mine probability) are ranked by ``P(progress)``, then
+``P(zero)``, then fewer hidden neighbours, then row-major order, as ``msjax.exact``'s player
+ranks them. Candidates are the first ``K`` safest cells in (hidden neighbours, row-major)
+order, counting cells whose whole neighbourhood is off the frontier once per neighbourhood
+size (they are interchangeable). A candidate whose analyses leave the exact analysis'
+limits scores no progress (as in ``msjax.exact``).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from msjax.solver.exact import exact_analysis
+from msjax.solver.grid import neighbours
+from msjax.solver.types import ExactLimits
+
+NUMBERS = 9  # a revealed cell shows 0..8
+TIES = 1e-5  # probabilities this close count as equal (float32 sums of different terms)
+
+
+def _candidates(revealed: jax.Array, good: jax.Array, count: int) -> tuple[jax.Array, jax.Array]:
+    """(cells int32[B, K], valid bool[B, K]): the first ``count`` cells of ``good``
+    (bool[B, H, W]) by (hidden neighbours, row-major), interchangeable isolated cells once."""
+    num_boards, height, width = revealed.shape
+    hidden = ~revealed
+    on_cells = lambda f, x: jax.vmap(f)(x)
+    hidden_around = on_cells(neighbours, hidden)
+    frontier = hidden & (on_cells(neighbours, revealed) > 0)
+    isolated = hidden & ~frontier & (on_cells(neighbours, frontier) == 0)
+    board_around = on_cells(neighbours, jnp.ones_like(revealed))  # 3, 5 or 8 by position
+    index = jnp.arange(height * width).reshape(height, width)
+    keep = good & ~isolated
+    for size in (3, 5, 8):  # one isolated cell per neighbourhood size: the lowest index
+        same = (good & isolated & (board_around == size)).reshape(num_boards, -1)
+        first = jnp.argmax(same, axis=1)
+        keep = keep | ((index[None] == first[:, None, None]) & jnp.any(same, axis=1)[:, None, None])
+    rank = jnp.where(keep, hidden_around * (height * width) + index[None], 10 * height * width)
+    order = jnp.argsort(rank.reshape(num_boards, -1), axis=1)[:, :count]
+    valid = jnp.take_along_axis(keep.reshape(num_boards, -1), order, axis=1)
+    return order.astype(jnp.int32), valid
+
+
+def lookahead_choice(
+    revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
+    good: jax.Array, count: int, limits: ExactLimits,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The guess among ``good`` cells by the exact lookahead (module docstring).
+
+    Args:
+      revealed: bool[B, H, W]; counts: int[B, H, W]; mine_count: int[B]: the views.
+      log_layouts: float32[B], their layout counts (``exact_analysis``).
+      good: bool[B, H, W], the equally safe cells to choose among (at least one).
+      count: K, static: candidates per view; limits: the exact analysis' sizes.
+
+    Returns:
+      ``(cell int32[B], progress float32[B], zero float32[B])``: the chosen cell (row-major)
+      and its ``P(progress)``, ``P(zero)``.
+    """
+    num_boards, height, width = revealed.shape
+    cells, valid = _candidates(revealed, good, count)
+    flat = lambda x: x.reshape(num_boards, 1, 1, height * width)
+    at = jax.nn.one_hot(cells, height * width, dtype=bool)[:, :, None, :]  # [B, K, 1, HW]
+    shown = jnp.arange(NUMBERS)[None, None, :, None]
+    next_revealed = flat(revealed) | at
+    next_counts = jnp.where(at, shown, flat(counts))
+    shape = (num_boards * count * NUMBERS, height, width)
+    analysis = exact_analysis(
+        jnp.broadcast_to(next_revealed, (num_boards, count, NUMBERS, height * width)).reshape(shape),
+        jnp.broadcast_to(next_counts, (num_boards, count, NUMBERS, height * width)).reshape(shape),
+        jnp.repeat(mine_count, count * NUMBERS),
+        limits,
+    )
+    per_number = lambda x: x.reshape((num_boards, count, NUMBERS) + x.shape[1:])
+    log_ways, exact, inconsistent = (per_number(x) for x in (analysis.log_layouts, analysis.exact, analysis.inconsistent))
+    chance = jnp.where(exact, jnp.exp(log_ways - log_layouts[:, None, None]), 0.0)  # P(safe and shows v)
+    progress_v = jnp.any(per_number(analysis.safe).reshape(num_boards, count, NUMBERS, -1), axis=3)
+    known = jnp.all(exact | inconsistent, axis=2) & valid  # a flagged analysis: no information
+    progress = jnp.where(known, jnp.sum(jnp.where(progress_v, chance, 0.0), axis=2), 0.0)
+    zero = jnp.where(known, chance[:, :, 0], 0.0)
+    best = valid & (progress >= jnp.max(jnp.where(valid, progress, -1.0), axis=1, keepdims=True) - TIES)
+    best = best & (zero >= jnp.max(jnp.where(best, zero, -1.0), axis=1, keepdims=True) - TIES)
+    pick = jnp.argmax(best, axis=1)  # candidates are in (hidden neighbours, row-major) order
+    take = lambda x: jnp.take_along_axis(x, pick[:, None], axis=1)[:, 0]
+    return take(cells), take(progress), take(zero)
