@@ -177,3 +177,20 @@ def test_the_exact_solver_wins_more_than_random_and_moves_legally():
         wins += int(jnp.sum(done & info["won"]))
         games += int(jnp.sum(done))
     assert games >= BATCH and wins / games > 0.6
+
+
+def test_the_lookahead_gives_msjax_exacts_progress_and_zero_chances():
+    views = [(r, c, m) for r, c, m, _ in random_positions(seed=11, count=400, max_hidden=25) if r.shape == (5, 5)][:BATCH]
+    analysis = analyse_batch(views)
+    lowest = np.where(np.stack([~v[0] for v in views]), analysis.mine_prob, np.inf).min(axis=(1, 2))
+    good = np.stack([~v[0] for v in views]) & (analysis.mine_prob <= lowest[:, None, None] + 1e-6)
+    cell, progress, zero = solver.lookahead_choice(
+        jnp.asarray(np.stack([v[0] for v in views])), jnp.asarray(np.stack([v[1] for v in views])),
+        jnp.asarray([v[2] for v in views]), jnp.asarray(analysis.log_layouts), jnp.asarray(good), 3, ExactLimits(),
+    )
+    for i, (revealed, counts, mines) in enumerate(views):
+        assert good[i].reshape(-1)[int(cell[i])]
+        reference = exact.analyse(revealed, counts, mines)
+        want_zero, want_progress = exact.lookahead(revealed, int(cell[i]), reference, mines, exact.ExactConfig(), {})
+        assert float(progress[i]) == pytest.approx(want_progress, abs=1e-4)
+        assert float(zero[i]) == pytest.approx(want_zero, abs=1e-4)
