@@ -83,6 +83,10 @@ class ImitationConfig:
         before anyone plays them (``curriculum.random_first_clicks``), in [0, 1]; the
         rest open where their player clicks (the solver at ``solver.first_click``). Off
         by default: measured worse on configs/small.py (benchmarks/RESULTS.md).
+      solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
+        (belief propagation) or ``"exact"``: the playing solver guesses on exact
+        probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
+        safe is a label (``msjax.solver.exact``).
     """
 
     enabled: bool = True
@@ -101,13 +105,14 @@ class ImitationConfig:
     learner_fraction: float = 0.5
     microbatch_size: int = 0
     random_first_click_share: float = 0.0
+    solver_probabilities: str = "bp"
 
     def __post_init__(self):
         validate_config(self)
 
     @property
     def label_solver(self) -> solver.SolverConfig:
-        return solver.SolverConfig(max_layer=self.label_max_layer)
+        return solver.SolverConfig(max_layer=self.label_max_layer, probabilities=self.solver_probabilities)
 
     @property
     def num_learner_games(self) -> int:
@@ -115,7 +120,7 @@ class ImitationConfig:
 
     @property
     def play_solver(self) -> solver.SolverConfig:
-        return solver.SolverConfig(max_layer=self.play_max_layer)
+        return solver.SolverConfig(max_layer=self.play_max_layer, probabilities=self.solver_probabilities)
 
 
 def validate_config(cfg: ImitationConfig) -> None:
@@ -143,6 +148,8 @@ def validate_config(cfg: ImitationConfig) -> None:
         raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
     if cfg.play_max_layer not in (1, 2, 3, 4):
         raise ValueError(f"ImitationConfig.play_max_layer={cfg.play_max_layer!r} must be in 1..4")
+    if cfg.solver_probabilities not in ("bp", "exact"):
+        raise ValueError(f"ImitationConfig.solver_probabilities={cfg.solver_probabilities!r} must be 'bp' or 'exact'")
 
 
 @flax.struct.dataclass
