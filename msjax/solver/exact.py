@@ -408,8 +408,9 @@ def exact_analysis(
     """Exact mine probabilities and proofs of a batch of views (module docstring).
 
     Every view is analysed with a table of ``limits.first_states`` states; the views that
-    overflow it are analysed again with ``limits.max_states``, gathered in chunks of an
-    eighth of the batch, so the large table costs only where it is needed.
+    overflow it are analysed again with ``limits.middle_states``, gathered in chunks of an
+    eighth of the batch, and those that overflow that with ``limits.max_states`` in chunks
+    of a 64th, so the large tables cost only where they are needed.
 
     Args:
       revealed: bool[B, H, W]; counts: int[B, H, W], the numbers (read where revealed);
@@ -424,12 +425,12 @@ def exact_analysis(
     steps = limits.steps(height, width)
     views = (revealed, counts.astype(jnp.int32), jnp.asarray(mine_count, jnp.int32))
     tier = functools.partial(_analyse_tier, steps=steps, max_open=limits.max_open)
-    result = tier(views, max_states=min(limits.first_states, limits.max_states))
-    if limits.first_states < limits.max_states:
+    sizes = limits.tiers()
+    result = tier(views, max_states=sizes[0])
+    for depth, size in enumerate(sizes[1:], start=1):
         redo = result.overflow & ~result.beyond & ~result.impossible
         result = in_chunks(
-            redo, max(1, num_boards // 8), functools.partial(tier, max_states=limits.max_states),
-            views, result, axis=0,
+            redo, max(1, num_boards // 8**depth), functools.partial(tier, max_states=size), views, result, axis=0
         )
     within = ~result.overflow & ~result.beyond
     inconsistent = within & (result.impossible | ~jnp.isfinite(result.log_layouts))

@@ -24,9 +24,11 @@ class ExactLimits:
       max_frontier: DP steps, the most frontier cells a view may have; 0 picks
         ``default_max_frontier`` of the board.
       max_open: numbers open at once (slots of the packed key), at most 32.
-      max_states: states kept per step.
+      max_states: states kept per step, at most.
       first_states: the table size of a first pass over every view; only views that
-        overflow it are analysed again with ``max_states`` (>= ``max_states``: one pass).
+        overflow it are analysed again with ``middle_states``, and those that overflow
+        that with ``max_states`` (sizes not below the next are skipped).
+      middle_states: the table size of the second pass (0: none).
 
     Raises:
       ValueError: a field out of its range.
@@ -34,8 +36,9 @@ class ExactLimits:
 
     max_frontier: int = 0
     max_open: int = 24
-    max_states: int = 256
+    max_states: int = 1024
     first_states: int = 32
+    middle_states: int = 256
 
     def __post_init__(self):
         if self.max_frontier < 0:
@@ -46,6 +49,13 @@ class ExactLimits:
             raise ValueError(f"ExactLimits.max_states={self.max_states} must be in [2, 32767]")
         if self.first_states < 2:
             raise ValueError(f"ExactLimits.first_states={self.first_states} must be >= 2")
+        if self.middle_states < 0:
+            raise ValueError(f"ExactLimits.middle_states={self.middle_states} must be >= 0 (0: no middle pass)")
+
+    def tiers(self) -> tuple[int, ...]:
+        """The table sizes of the passes, increasing, the last ``max_states``."""
+        sizes = (self.first_states, self.middle_states, self.max_states)
+        return tuple(sorted({min(size, self.max_states) for size in sizes if size}))
 
     def steps(self, height: int, width: int) -> int:
         """The DP's static step count on a ``height`` x ``width`` board."""
