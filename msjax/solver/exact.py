@@ -124,8 +124,8 @@ class Table(NamedTuple):
     log_ways: jax.Array
 
 
-NIBBLE_ONES = jnp.uint32(0x11111111)
-NIBBLE_HIGHS = jnp.uint32(0x88888888)
+NIBBLE_ONES = np.uint32(0x11111111)  # NumPy: a jnp constant here would start the backend at import
+NIBBLE_HIGHS = np.uint32(0x88888888)
 
 
 def _has_zero_nibble(words: jax.Array) -> jax.Array:
