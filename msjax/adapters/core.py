@@ -104,6 +104,29 @@ def restart_ended(state: EnvState, ended: jax.Array, cfg: EnvConfig) -> EnvState
 
     The new game is the one ``env.batch_step`` would start (``env.reset(state.key)``: mine
     placement already moved the key on, and a game that ended before its first reveal drew
-    nothing from it), so an adapter's games are msjax's games on the same keys."""
-    fresh = env.reset(state.key, cfg)
-    return jax.tree.map(lambda new, old: jnp.where(ended, new, old), fresh, state)
+    nothing from it), so an adapter's games are msjax's games on the same keys. Under
+    ``jax.vmap`` the restart runs only when some game of the batch ended, as in
+    ``env.batch_step``."""
+    return _restarter(cfg)(state, ended)
+
+
+def _restart_where(state: EnvState, ended: jax.Array, cfg: EnvConfig) -> EnvState:
+    fresh = jax.vmap(env.reset, in_axes=(0, None))(state.key, cfg) if ended.ndim else env.reset(state.key, cfg)
+    where = lambda new, old: jnp.where(ended.reshape(ended.shape + (1,) * (old.ndim - ended.ndim)), new, old)  # noqa: E731
+    return jax.tree.map(where, fresh, state)
+
+
+@functools.lru_cache(maxsize=None)
+def _restarter(cfg: EnvConfig) -> Callable[[EnvState, jax.Array], EnvState]:
+    @jax.custom_batching.custom_vmap
+    def restart_one(state: EnvState, ended: jax.Array) -> EnvState:
+        return _restart_where(state, ended, cfg)
+
+    @restart_one.def_vmap
+    def restart_batch(axis_size, in_batched, state, ended):
+        states = _broadcast(state, in_batched[0], axis_size)
+        ended = _broadcast(ended, in_batched[1], axis_size)
+        restarted = jax.lax.cond(jnp.any(ended), lambda s: _restart_where(s, ended, cfg), lambda s: s, states)
+        return restarted, jax.tree.map(lambda _: True, restarted)
+
+    return restart_one
