@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msjax"
-DOCUMENTED = ("env", "solver", "exact", "evaluate", "viz", "cli")
+DOCUMENTED = ("env", "solver", "exact", "evaluate", "viz", "cli", "adapters")
+TOP_README = PACKAGE.parent / "README.md"
+ADAPTERS_SECTION = "## Use msjax's env from your own training code"
 QUOTED = re.compile(r"```[a-z]*\n(.*?)```|`([^`\n]+)`", re.S)
 CODE = re.compile(r"```python\n(.*?)```", re.S)
 
@@ -47,6 +49,23 @@ def test_every_name_a_readme_uses_is_exported(package):
 def test_the_name_check_catches_a_name_that_is_not_exported():
     names = package_names("Call `env.reset` or `msjax.solver.no_such_thing` (`env.__all__`); not env.step.")
     assert names == {("env", "reset"), ("solver", "no_such_thing")}
+
+
+def readme_section(text: str, heading: str) -> str:
+    """The text under ``heading`` up to the next ``## `` heading."""
+    assert heading in text, f"README.md has no section {heading!r}"
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("api", ["gymnax", "jumanji"])
+def test_the_top_readmes_adapter_examples_run(api):
+    examples = [code for code in CODE.findall(readme_section(TOP_README.read_text(), ADAPTERS_SECTION)) if f'"{api}")' in code]
+    assert len(examples) == 1, f"README.md's adapters section should have one {api} example"
+    assert len(examples[0].strip().splitlines()) <= 5, "the examples are five lines"
+    pytest.importorskip(api, reason=f"the {api} example needs {api}: pip install -e '.[{api}]'")
+    namespace: dict = {}
+    exec(compile(examples[0], f"README.md ({api})", "exec"), namespace)
+    assert "state" in namespace
 
 
 @pytest.mark.parametrize("package", ["exact"])  # NumPy: the others' examples compile the game (seconds)

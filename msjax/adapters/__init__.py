@@ -13,6 +13,7 @@ from msjax.adapters.factory import APIS, INSTALL, make
 
 _LAZY = {
     "GymnaxMinesweeper": "gymnax_env",
+    "LegacyGymnaxMinesweeper": "gymnax_env",
     "MinesweeperParams": "gymnax_env",
     "MinesweeperState": "gymnax_env",
     "legal_actions_in_observation": "gymnax_env",
@@ -26,6 +27,7 @@ __all__ = [
     "INSTALL",
     "GymnaxMinesweeper",
     "JumanjiMinesweeper",
+    "LegacyGymnaxMinesweeper",
     "MinesweeperObservation",
     "MinesweeperParams",
     "MinesweeperState",

@@ -16,7 +16,7 @@ from msjax.env import EnvConfig
 
 APIS = ("gymnax", "gymnax-legacy", "jumanji")
 """The interfaces ``make`` builds: gymnax 1.0 (six-value step), gymnax's five-value legacy
-step (``LegacyStepAPIWrapper``, for PureJaxRL and rejax), Jumanji."""
+step (``LegacyGymnaxMinesweeper``, for PureJaxRL and rejax), Jumanji."""
 
 INSTALL = {
     "gymnax": "pip install -e '.[gymnax]'",
@@ -38,7 +38,7 @@ def make(board: str | EnvConfig = "beginner", api: str = "gymnax", **rules: Any)
 
     Returns:
       ``"gymnax"``: ``(GymnaxMinesweeper, MinesweeperParams)``, as ``gymnax.make``;
-      ``"gymnax-legacy"``: the same env in gymnax's ``LegacyStepAPIWrapper``, with its params;
+      ``"gymnax-legacy"``: ``(LegacyGymnaxMinesweeper, MinesweeperParams)``, five-value step;
       ``"jumanji"``: a ``JumanjiMinesweeper``, as ``jumanji.make``.
 
     Raises:
@@ -56,10 +56,9 @@ def make(board: str | EnvConfig = "beginner", api: str = "gymnax", **rules: Any)
             from msjax.adapters.jumanji_env import JumanjiMinesweeper
 
             return JumanjiMinesweeper(cfg)
-        from msjax.adapters.gymnax_env import GymnaxMinesweeper
+        from msjax.adapters.gymnax_env import GymnaxMinesweeper, LegacyGymnaxMinesweeper
     except ImportError as error:
         raise ImportError(f"{error}; msjax's {api} adapter needs it: {INSTALL[api]}") from error
-    gymnax_env = GymnaxMinesweeper(cfg, mask_in_observation=mask_in_observation)
-    if api == "gymnax-legacy":
-        return gymnax_env.legacy_step_api(), gymnax_env.default_params
+    kind = LegacyGymnaxMinesweeper if api == "gymnax-legacy" else GymnaxMinesweeper
+    gymnax_env = kind(cfg, mask_in_observation=mask_in_observation)
     return gymnax_env, gymnax_env.default_params

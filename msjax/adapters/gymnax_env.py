@@ -4,8 +4,11 @@
 msjax board: ``reset(key, params) -> (obs, state)`` and the 1.0 six-value
 ``step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)``
 with auto-reset and ``info["final_observation"]``. Consumers that still unpack five values
-(PureJaxRL, rejax) wrap it in gymnax's own ``LegacyStepAPIWrapper`` (``legacy_step_api``,
-or ``msjax.adapters.make(board, "gymnax-legacy")``): ``done = terminated | truncated``.
+(PureJaxRL, rejax) use ``LegacyGymnaxMinesweeper`` (``msjax.adapters.make(board,
+"gymnax-legacy")``): ``(obs, state, reward, done, info)`` with ``done = terminated |
+truncated``, as gymnax's ``LegacyStepAPIWrapper``, but a subclass rather than a wrapper:
+rejax deep-copies its env, and the wrapper's ``__getattr__`` recurses forever on a copy
+(gymnax 1.0.1).
 
 * Observation: ``env.observe``, float32[C, H, W]; with ``mask_in_observation`` two more
   planes, the legal reveals and the legal flags (1.0 where legal), so a policy that sees
@@ -34,7 +37,6 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 from gymnax.environments import environment, spaces
-from gymnax.wrappers import LegacyStepAPIWrapper
 
 from msjax import env
 from msjax.adapters.core import episode_end, game_step, restart_ended
@@ -184,6 +186,16 @@ class GymnaxMinesweeper(environment.Environment[MinesweeperState, MinesweeperPar
         info = {**info, "terminated": terminated, "truncated": truncated, "final_observation": final_observation}
         return self.observe(key, next_state, action, params), next_state, reward, terminated, truncated, info
 
-    def legacy_step_api(self) -> LegacyStepAPIWrapper:
-        """This env behind gymnax's five-value ``step`` (``done = terminated | truncated``)."""
-        return LegacyStepAPIWrapper(self)
+
+
+class LegacyGymnaxMinesweeper(GymnaxMinesweeper):
+    """``GymnaxMinesweeper`` with gymnax's five-value step (before 1.0):
+    ``(obs, state, reward, done, info)``, ``done = terminated | truncated``; ``info`` keeps
+    ``terminated``, ``truncated`` and ``final_observation``."""
+
+    @functools.partial(jax.jit, static_argnames=("self",))
+    def step(
+        self, key: jax.Array, state: MinesweeperState, action: Any, params: MinesweeperParams | None = None
+    ) -> tuple[jax.Array, MinesweeperState, jax.Array, jax.Array, dict[str, Any]]:
+        obs, state, reward, terminated, truncated, info = super().step(key, state, action, params)
+        return obs, state, reward, terminated | truncated, info
