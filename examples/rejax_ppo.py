@@ -8,14 +8,15 @@ Why rejax: it is on PyPI (``pip install rejax``), it speaks gymnax (the five-val
 through gymnax's ``LegacyStepAPIWrapper``: ``msjax.adapters.make(board, "gymnax-legacy")``),
 its whole training run is one jitted ``train(rng)`` (rollout, GAE and PPO epochs in
 ``lax.scan``, as msjax's own training), and its PPO takes any Flax actor, so the action
-mask goes into a subclass of its ``DiscretePolicy`` without touching its training code.
+mask (and a convolutional body) go into a subclass of its ``DiscretePolicy`` without
+touching its training code.
 PureJaxRL is a script to copy rather than a package; Stoix and Mava (Jumanji's side) are
 configured through Hydra files and are heavier to install for one example.
 
 The mask: the env appends the legal reveals and flags to the observation
 (``mask_in_observation=True``), the only thing a rejax policy sees; the policy keeps the
 legal reveals (it never flags: flags change nothing about which cells are safe) and sets
-every other logit to a large negative number. The script trains, then plays each of
+every other logit to a large negative number (``MaskedConvPolicy``). The script trains, then plays each of
 ``--games`` boards' first game with the trained policy and with a random player (uniform
 among the legal reveals, the same mask) and prints both win rates.
 """
@@ -50,17 +51,32 @@ def legal_reveals(obs: jax.Array) -> jax.Array:
     return legal.at[..., cells:].set(False)
 
 
-class MaskedPolicy(DiscretePolicy):
-    """rejax's MLP policy with the illegal actions' logits masked out."""
+class MaskedConvPolicy(DiscretePolicy):
+    """rejax's discrete policy with a convolutional body and the illegal actions masked out.
+
+    rejax's own ``DiscretePolicy`` is an MLP on the flattened board; a Minesweeper move
+    depends on the numbers around a cell, wherever it is, which 3x3 convolutions see
+    directly. ``hidden_layer_sizes`` are the conv layers' channels; a 1x1 conv gives one
+    reveal and one flag logit per cell, in the adapter's action order. The methods rejax's
+    PPO calls (``act``, ``action_log_prob``, ``log_prob_entropy``) are inherited.
+    """
+
+    def setup(self):
+        self.convs = [nn.Conv(channels, (3, 3)) for channels in self.hidden_layer_sizes]
+        self.head = nn.Conv(2, (1, 1))
 
     def _action_dist(self, obs):
-        logits = self.action_logits(self.features(obs))
+        x = jnp.moveaxis(obs, -3, -1)  # [B, C, H, W] -> [B, H, W, C]
+        for conv in self.convs:
+            x = self.activation(conv(x))
+        logits = jnp.moveaxis(self.head(x), -1, -3).reshape(obs.shape[0], -1)  # [B, 2*H*W]
         return distrax.Categorical(logits=jnp.where(legal_reveals(obs), logits, ILLEGAL_LOGIT))
 
 
-def build(board: str, timesteps: int, num_envs: int = 64, num_steps: int = 64, hidden: int = 256) -> PPO:
-    """rejax's PPO on ``board`` through the adapter, its actor replaced by ``MaskedPolicy``."""
-    env, params = adapters.make(board, "gymnax-legacy", mask_in_observation=True)
+def build(board: str, timesteps: int, num_envs: int = 64, num_steps: int = 64, hidden: int = 32, **rules) -> PPO:
+    """rejax's PPO on ``board`` through the adapter, its actor replaced by ``MaskedConvPolicy``
+    (``hidden`` channels, three conv layers); ``rules``: ``EnvConfig`` fields."""
+    env, params = adapters.make(board, "gymnax-legacy", mask_in_observation=True, **rules)
     algo = PPO.create(
         env=env,
         env_params=params,
@@ -76,9 +92,9 @@ def build(board: str, timesteps: int, num_envs: int = 64, num_steps: int = 64, h
         gae_lambda=0.95,
         ent_coef=0.01,
         max_grad_norm=0.5,
-        agent_kwargs={"hidden_layer_sizes": (hidden, hidden), "activation": "relu"},
+        agent_kwargs={"hidden_layer_sizes": (64, 64), "activation": "relu"},  # the critic's MLP
     )
-    actor = MaskedPolicy(env.action_space(params).n, (hidden, hidden), nn.relu)
+    actor = MaskedConvPolicy(env.action_space(params).n, (hidden, hidden, hidden), nn.relu)
     return algo.replace(actor=actor, eval_callback=lambda algo, ts, rng: ())
 
 

@@ -4,6 +4,8 @@ defines them; the legacy five-value step; spaces; the mask in the state and obse
 
 Skipped without gymnax: ``pip install -e '.[gymnax]'``."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,6 +23,26 @@ def random_legal_actions(key, legal):
     return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
 
 
+@functools.partial(jax.jit, static_argnums=3)
+def msjax_reference(games, actions, legal, cfg):
+    """What msjax itself says of one move of a batch: the games as they ended (plain
+    ``vmap(env.step)``), the observations, and ``env.batch_step``'s restarted games."""
+    ended = jax.vmap(env.step, in_axes=(0, 0, None))(games, actions, cfg)[0]
+    next_games, reward, done, info = env.batch_step(games, actions, cfg)
+    observe = jax.vmap(env.observe, in_axes=(0, None))
+    return {
+        "final_observation": observe(ended, cfg),
+        "hit_mine": jnp.any(ended.revealed & ended.mine_mask, axis=(1, 2)),
+        "next_games": next_games,
+        "next_observation": observe(next_games, cfg),
+        "next_legal": jax.vmap(env.action_mask, in_axes=(0, None))(next_games, cfg),
+        "reward": reward,
+        "done": done,
+        "won": info["won"],
+        "steps": info["steps"],
+    }
+
+
 def test_a_vmapped_jitted_batch_is_msjax_batch_on_the_same_keys():
     gymnax_env, params = adapters.make("5x5x4", "gymnax", max_steps=6)  # short games: some truncated
     cfg = params.cfg
@@ -28,26 +50,23 @@ def test_a_vmapped_jitted_batch_is_msjax_batch_on_the_same_keys():
     obs, state = jax.jit(jax.vmap(gymnax_env.reset, in_axes=(0, None)))(keys, params)
     games = env.batch_reset(jax.random.key(0), cfg, BATCH)
     np.testing.assert_array_equal(obs, jax.vmap(env.observe, in_axes=(0, None))(games, cfg))
+    legal = jax.vmap(env.action_mask, in_axes=(0, None))(games, cfg)
     step = jax.jit(jax.vmap(gymnax_env.step, in_axes=(0, 0, 0, None)))
     seen_terminated = seen_truncated = 0
     for move in range(16):
-        legal = jax.vmap(env.action_mask, in_axes=(0, None))(games, cfg)
         np.testing.assert_array_equal(state.legal_action_mask, legal)
         actions = random_legal_actions(jax.random.key(100 + move), legal)
         obs, state, reward, terminated, truncated, info = step(keys, state, actions, params)
-
-        ended_game = jax.vmap(env.step, in_axes=(0, 0, None))(games, actions, cfg)[0]
-        games, msjax_reward, done, msjax_info = env.batch_step(games, actions, cfg)
-        hit_mine = jnp.any(ended_game.revealed & ended_game.mine_mask, axis=(1, 2))
-        np.testing.assert_array_equal(terminated | truncated, done)
-        np.testing.assert_array_equal(truncated, done & ~msjax_info["won"] & ~hit_mine)
-        np.testing.assert_array_equal(truncated, done & (msjax_info["steps"] == cfg.max_steps) & ~terminated)
-        np.testing.assert_allclose(reward, msjax_reward, rtol=1e-6)
-        observe = jax.vmap(env.observe, in_axes=(0, None))
-        np.testing.assert_array_equal(info["final_observation"], observe(ended_game, cfg))
-        np.testing.assert_array_equal(obs, observe(games, cfg))  # the next game after an auto-reset
+        msjax = msjax_reference(games, actions, legal, cfg)
+        np.testing.assert_array_equal(terminated | truncated, msjax["done"])
+        np.testing.assert_array_equal(truncated, msjax["done"] & ~msjax["won"] & ~msjax["hit_mine"])
+        np.testing.assert_array_equal(truncated, msjax["done"] & (msjax["steps"] == cfg.max_steps) & ~terminated)
+        np.testing.assert_allclose(reward, msjax["reward"], rtol=1e-6)
+        np.testing.assert_array_equal(info["final_observation"], msjax["final_observation"])
+        np.testing.assert_array_equal(obs, msjax["next_observation"])  # the next game after an auto-reset
         np.testing.assert_array_equal(info["terminated"], terminated)
-        np.testing.assert_array_equal(info["won"], msjax_info["won"])
+        np.testing.assert_array_equal(info["won"], msjax["won"])
+        games, legal = msjax["next_games"], msjax["next_legal"]
         seen_terminated += int(terminated.sum())
         seen_truncated += int(truncated.sum())
     assert seen_terminated and seen_truncated, (seen_terminated, seen_truncated)
@@ -94,6 +113,13 @@ def test_the_mask_in_the_observation_is_the_states_mask():
     hidden = ~np.asarray(state.game.revealed).reshape(-1)
     assert not hidden.all(), "the first click opened cells"
     np.testing.assert_array_equal(legal, np.concatenate([hidden, hidden]))
+
+
+def test_the_legacy_env_survives_a_deep_copy_as_rejax_makes():
+    import copy
+
+    legacy_env, _ = adapters.make("beginner", "gymnax-legacy")
+    assert copy.deepcopy(legacy_env) == legacy_env
 
 
 def test_equal_envs_share_compiled_code():

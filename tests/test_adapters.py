@@ -2,6 +2,8 @@
 the batch step under ``vmap``, how an episode ends, the restart of ended games, and
 ``make``'s arguments."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -13,6 +15,10 @@ from msjax import adapters, env
 from msjax.env import EnvConfig
 
 
+step = jax.jit(env.step, static_argnums=2)
+
+
+@functools.partial(jax.jit, static_argnums=2)
 def step_each(states, actions, cfg):
     return jax.vmap(env.step, in_axes=(0, 0, None))(states, actions, cfg)
 
@@ -39,14 +45,14 @@ def test_game_step_broadcasts_an_unbatched_state():
     cfg = EnvConfig(H=4, W=4, mine_count=3)
     state = env.reset(jax.random.key(5), cfg)
     actions = jnp.arange(16, dtype=jnp.int32)  # every first click on one game
-    stepped = jax.vmap(adapters.game_step(cfg), in_axes=(None, 0))(state, actions)
-    assert_same_games(stepped, jax.vmap(env.step, in_axes=(None, 0, None))(state, actions, cfg))
+    stepped = jax.jit(jax.vmap(adapters.game_step(cfg), in_axes=(None, 0)))(state, actions)
+    assert_same_games(stepped, step_each(stack([state] * 16), actions, cfg))
 
 
 def test_game_step_on_one_board_is_env_step():
     cfg = EnvConfig(H=4, W=4, mine_count=3)
     state = env.reset(jax.random.key(5), cfg)
-    assert_same_games(adapters.game_step(cfg)(state, jnp.int32(6)), env.step(state, jnp.int32(6), cfg))
+    assert_same_games(jax.jit(adapters.game_step(cfg))(state, jnp.int32(6)), step(state, jnp.int32(6), cfg))
 
 
 def test_a_mine_terminates_and_a_win_terminates():
@@ -55,8 +61,8 @@ def test_a_mine_terminates_and_a_win_terminates():
         # 1 .
     """
     cfg = config_for(drawing)
-    lost = env.step(position(drawing, cfg), jnp.int32(0), cfg)[0]
-    won = env.step(position(drawing, cfg), jnp.int32(3), cfg)[0]
+    lost = step(position(drawing, cfg), jnp.int32(0), cfg)[0]
+    won = step(position(drawing, cfg), jnp.int32(3), cfg)[0]
     assert bool(won.won) and bool(lost.done) and not bool(lost.won), env.render(won, cfg)
     assert tuple(map(bool, adapters.episode_end(lost, cfg))) == (True, False)
     assert tuple(map(bool, adapters.episode_end(won, cfg))) == (True, False)
@@ -72,7 +78,7 @@ def test_the_move_cap_truncates_a_game_that_goes_on():
         state = position(drawing, cfg)
         for move in range(env.move_limit(cfg)):
             assert tuple(map(bool, adapters.episode_end(state, cfg))) == (False, False), move
-            state = env.step(state, jnp.int32(flag), cfg)[0]
+            state = step(state, jnp.int32(flag), cfg)[0]
         assert tuple(map(bool, adapters.episode_end(state, cfg))) == (False, True)
 
 
@@ -82,8 +88,8 @@ def test_a_mine_on_the_last_allowed_move_terminates_rather_than_truncates():
         # # #
     """
     cfg = config_for(drawing, max_steps=2)
-    state = env.step(position(drawing, cfg), jnp.int32(env.encode_action(4, True, cfg)), cfg)[0]
-    state = env.step(state, jnp.int32(0), cfg)[0]
+    state = step(position(drawing, cfg), jnp.int32(env.encode_action(4, True, cfg)), cfg)[0]
+    state = step(state, jnp.int32(0), cfg)[0]
     assert tuple(map(bool, adapters.episode_end(state, cfg))) == (True, False)
 
 
@@ -98,7 +104,7 @@ def test_restart_ended_restarts_only_ended_games_from_their_own_key_as_batch_ste
     stepped, _, done, _ = step_each(states, actions, cfg)
     restarted = jax.jit(jax.vmap(lambda s, e: adapters.restart_ended(s, e, cfg)))(stepped, done)
     assert_same_games(restarted, env.batch_step(states, actions, cfg)[0])
-    untouched = jax.vmap(lambda s, e: adapters.restart_ended(s, e, cfg))(stepped, jnp.zeros(3, bool))
+    untouched = jax.jit(jax.vmap(lambda s, e: adapters.restart_ended(s, e, cfg)))(stepped, jnp.zeros(3, bool))
     assert_same_games(untouched, stepped)
 
 
