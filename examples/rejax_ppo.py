@@ -1,8 +1,8 @@
 """Train rejax's PPO on an msjax board through msjax's gymnax adapter, mask applied.
 
     pip install -e '.[rejax]'
-    python examples/rejax_ppo.py                          # beginner (8x8x10), a few minutes on a CPU
-    python examples/rejax_ppo.py --board 6x6x4 --timesteps 200000
+    python examples/rejax_ppo.py                          # 5x5x3, 200,000 steps: minutes on a CPU
+    python examples/rejax_ppo.py --board beginner --timesteps 5000000   # on a GPU
 
 Why rejax: it is on PyPI (``pip install rejax``), it speaks gymnax (the five-value step
 through gymnax's ``LegacyStepAPIWrapper``: ``msjax.adapters.make(board, "gymnax-legacy")``),
@@ -158,8 +158,8 @@ def run(board: str, timesteps: int, games: int, seed: int, **build_kwargs) -> di
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--board", default="beginner", help="beginner, intermediate, expert or HxWxM")
-    parser.add_argument("--timesteps", type=int, default=1_000_000, help="env steps of training")
+    parser.add_argument("--board", default="5x5x3", help="beginner, intermediate, expert or HxWxM")
+    parser.add_argument("--timesteps", type=int, default=200_000, help="env steps of training")
     parser.add_argument("--games", type=int, default=2000, help="boards each player plays once")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
