@@ -1,7 +1,9 @@
-"""The example notebook runs top to bottom against a run made in the test: its cells in
-this process (``MSJAX_RUN`` names the run), and the notebook in a Jupyter kernel started
-in its own folder, as Jupyter starts it (nbclient and ipykernel, the dev extra)."""
+"""The examples run: the notebook top to bottom against a run made in the test (its cells
+in this process, ``MSJAX_RUN`` naming the run, and the notebook in a Jupyter kernel started
+in its own folder, as Jupyter starts it: nbclient and ipykernel, the dev extra), and rejax's
+PPO through the gymnax adapter in a tiny version (skipped without rejax)."""
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -11,6 +13,7 @@ from tiny_runs import saved_run
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPOSITORY / "examples" / "play_and_heatmap.ipynb"
+EXAMPLES = REPOSITORY / "examples"
 
 
 def code_cells(path: Path) -> list[str]:
@@ -58,3 +61,13 @@ def test_the_notebook_runs_in_a_kernel_started_in_its_own_folder_and_finds_runs_
     assert f"{project / 'runs' / 'small'}: 4x4 board, 2 mines" in printed
     images = [o for cell in notebook.cells for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
     assert images, "the heatmap was drawn"
+
+
+def test_rejax_ppo_trains_through_the_gymnax_adapter_and_never_plays_a_masked_move():
+    pytest.importorskip("rejax", reason="examples/rejax_ppo.py needs rejax: pip install -e '.[rejax]'")
+    spec = importlib.util.spec_from_file_location("rejax_ppo", EXAMPLES / "rejax_ppo.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    result = example.run("4x4x2", timesteps=2048, games=32, seed=0, num_envs=16, num_steps=16, hidden=16)
+    assert result["illegal_moves"] == 0
+    assert 0.0 <= result["random_win_rate"] <= 1.0 and 0.0 <= result["ppo_win_rate"] <= 1.0

@@ -23,6 +23,7 @@ LAYERS = {
     "msjax.distributed": 0,
     "msjax.solver": 1,
     "msjax.models": 1,
+    "msjax.adapters": 1,
     "msjax.agent": 2,
     "msjax.losses": 2,
     "msjax.ppo": 3,

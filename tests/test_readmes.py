@@ -29,7 +29,7 @@ from tiny_runs import saved_run
 from msjax import runlog
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msjax"
-DOCUMENTED = ("env", "solver", "exact", "evaluate", "viz", "cli")
+DOCUMENTED = ("env", "solver", "exact", "evaluate", "viz", "cli", "adapters")
 QUOTED = re.compile(r"```[a-z]*\n(.*?)```|`([^`\n]+)`", re.S)
 
 

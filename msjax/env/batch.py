@@ -83,16 +83,24 @@ def _auto_reset(state: EnvState, cfg: EnvConfig, board_weights: jax.Array | None
     return jax.tree.map(lambda new, old: jnp.where(state.done, new, old), fresh, state)
 
 
-@functools.partial(jax.jit, static_argnums=(2,))
+@functools.partial(jax.jit, static_argnums=(2,), static_argnames=("auto_reset",))
 def batch_step(
-    states: EnvState, actions: jax.Array, cfg: EnvConfig, board_weights: jax.Array | None = None
+    states: EnvState,
+    actions: jax.Array,
+    cfg: EnvConfig,
+    board_weights: jax.Array | None = None,
+    *,
+    auto_reset: bool = True,
 ) -> tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]:
     """Steps a batch of games and starts a new game on every board that finished.
 
     Equal to ``jax.vmap(step)`` followed by a reset of finished boards, but mine placement
     and cascades run only on the boards that need them (``_map_pending``), and the reset
     only when some board finished. The returned states of finished boards are already
-    fresh games; the finished games' outcome is in ``done`` and ``info``.
+    fresh games; the finished games' outcome is in ``done`` and ``info``. With
+    ``auto_reset=False`` (static) it is exactly ``jax.vmap(step)``: finished games are
+    returned as they ended, for callers that restart games by rules of their own (the
+    adapters in ``msjax.adapters`` report the final observation first).
 
     Args:
       states: ``EnvState`` with a leading batch axis ``[B]``.
@@ -122,6 +130,8 @@ def batch_step(
 
     apply = jax.vmap(apply_action, in_axes=(0, 0, 0, None))
     states, reward, done, info = apply(states, actions, opened_rows, cfg)
+    if not auto_reset:
+        return states, reward, done, info
     restart = jax.vmap(_auto_reset, in_axes=(0, None, None))
     states = jax.lax.cond(jnp.any(done), lambda s: restart(s, cfg, board_weights), lambda s: s, states)
     return states, reward, done, info
