@@ -72,8 +72,9 @@ class ExactAnalysis(NamedTuple):
     """Exact mine probabilities of a batch of views (leading axis ``[B]``).
 
     Attributes:
-      mine_prob: float32[B, H, W], P(mine) of each hidden cell (0 on revealed cells); the
-        belief-propagation estimate where ``exact`` is False.
+      mine_prob: float32[B, H, W], P(mine) of each hidden cell (0 on revealed cells); 0
+        on the whole board where ``exact`` is False (the solver's ``probabilities="exact"``
+        puts its belief-propagation estimate there).
       safe: bool[B, H, W], hidden cells that are safe in every consistent layout.
       mines: bool[B, H, W], hidden cells that are mines in every consistent layout.
       exact: bool[B], the view fit the limits and has a consistent layout (``safe`` and
@@ -419,7 +420,7 @@ def exact_analysis(
 
     Returns:
       ``ExactAnalysis``; where ``exact`` is False, ``mine_prob`` is 0 and nothing is
-      proved (``exact_mine_probabilities`` gives the estimate there).
+      proved (``solver.policy.layer4_probabilities`` puts the estimate there).
     """
     num_boards, height, width = revealed.shape
     steps = limits.steps(height, width)
