@@ -25,7 +25,7 @@ from msjax.solver import exact as device_exact
 from msjax.solver.types import ExactLimits
 
 BATCH = 8
-ONE_PASS = ExactLimits(first_states=64, middle_states=0, max_states=64)
+ONE_PASS = ExactLimits(first_states=128, middle_states=0, max_states=128)
 
 
 def analyse_batch(views, limits: ExactLimits = ExactLimits()):
@@ -68,7 +68,7 @@ def test_probabilities_and_proofs_equal_the_reference_on_real_8x8_positions():
     views = [v for v in real_positions(seed=5, per_board=40) if v[0].shape == (8, 8)][:24]
     for start in range(0, len(views), BATCH):
         chunk = views[start : start + BATCH]
-        assert_matches_reference(chunk, analyse_batch(chunk))
+        assert_matches_reference(chunk, analyse_batch(chunk, ONE_PASS))
 
 
 # ----------------------------------------------------------------------------- hand-made views
@@ -117,7 +117,7 @@ def test_limits_reject_values_out_of_range():
         ExactLimits(max_states=1)
     with pytest.raises(ValueError, match="middle_states"):
         ExactLimits(middle_states=-1)
-    assert ExactLimits().tiers() == (32, 256, 1024) and ONE_PASS.tiers() == (64,)
+    assert ExactLimits().tiers() == (32, 256, 1024) and ONE_PASS.tiers() == (128,)
     with pytest.raises(ValueError, match="max_open"):
         ExactLimits(max_open=33)
     with pytest.raises(ValueError, match="probabilities"):
