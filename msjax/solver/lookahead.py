@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from msjax.solver.exact import exact_analysis
-from msjax.solver.grid import neighbours
+from msjax.solver.grid import in_chunks, neighbours
 from msjax.solver.types import ExactLimits
 
 NUMBERS = 9  # a revealed cell shows 0..8
@@ -59,31 +59,42 @@ def lookahead_choice(
     Args:
       revealed: bool[B, H, W]; counts: int[B, H, W]; mine_count: int[B]: the views.
       log_layouts: float32[B], their layout counts (``exact_analysis``).
-      good: bool[B, H, W], the equally safe cells to choose among (at least one).
+      good: bool[B, H, W], the equally safe cells to choose among (a view with none gets
+        an arbitrary cell and costs nothing).
       count: K, static: candidates per view; limits: the exact analysis' sizes.
 
     Returns:
       ``(cell int32[B], progress float32[B], zero float32[B])``: the chosen cell (row-major)
-      and its ``P(progress)``, ``P(zero)``.
+      and its ``P(progress)``, ``P(zero)`` (both 0 where the view has one candidate: no
+      analysis runs there).
     """
     num_boards, height, width = revealed.shape
     cells, valid = _candidates(revealed, good, count)
     flat = lambda x: x.reshape(num_boards, 1, 1, height * width)
     at = jax.nn.one_hot(cells, height * width, dtype=bool)[:, :, None, :]  # [B, K, 1, HW]
     shown = jnp.arange(NUMBERS)[None, None, :, None]
-    next_revealed = flat(revealed) | at
-    next_counts = jnp.where(at, shown, flat(counts))
-    shape = (num_boards * count * NUMBERS, height, width)
-    analysis = exact_analysis(
-        jnp.broadcast_to(next_revealed, (num_boards, count, NUMBERS, height * width)).reshape(shape),
-        jnp.broadcast_to(next_counts, (num_boards, count, NUMBERS, height * width)).reshape(shape),
-        jnp.repeat(mine_count, count * NUMBERS),
-        limits,
+    hidden_around = jnp.take_along_axis(
+        jax.vmap(neighbours)(~revealed).reshape(num_boards, -1), cells, axis=1
+    )  # [B, K]
+    choose = jnp.sum(valid, axis=1) > 1
+    need = (valid & choose[:, None])[:, :, None] & (jnp.arange(NUMBERS) <= hidden_around[:, :, None])
+    views = (
+        jnp.broadcast_to(flat(revealed) | at, (num_boards, count, NUMBERS, height * width)),
+        jnp.broadcast_to(jnp.where(at, shown, flat(counts)), (num_boards, count, NUMBERS, height * width)),
+        jnp.broadcast_to(mine_count[:, None, None], (num_boards, count, NUMBERS)),
     )
-    per_number = lambda x: x.reshape((num_boards, count, NUMBERS) + x.shape[1:])
-    log_ways, exact, inconsistent = (per_number(x) for x in (analysis.log_layouts, analysis.exact, analysis.inconsistent))
+    pairs = num_boards * count * NUMBERS
+    views = jax.tree.map(lambda x: x.reshape((pairs,) + x.shape[3:]), views)
+
+    def analyse(v):
+        a = exact_analysis(v[0].reshape(-1, height, width), v[1].reshape(-1, height, width), v[2], limits)
+        return a.log_layouts, a.exact, a.inconsistent, jnp.any(a.safe, axis=(1, 2))
+
+    nothing = (jnp.full(pairs, -jnp.inf), jnp.zeros(pairs, bool), jnp.ones(pairs, bool), jnp.zeros(pairs, bool))
+    results = in_chunks(need.reshape(-1), max(1, pairs // 8), analyse, views, nothing, axis=0)
+    per_number = lambda x: x.reshape(num_boards, count, NUMBERS)
+    log_ways, exact, inconsistent, progress_v = (per_number(x) for x in results)
     chance = jnp.where(exact, jnp.exp(log_ways - log_layouts[:, None, None]), 0.0)  # P(safe and shows v)
-    progress_v = jnp.any(per_number(analysis.safe).reshape(num_boards, count, NUMBERS, -1), axis=3)
     known = jnp.all(exact | inconsistent, axis=2) & valid  # a flagged analysis: no information
     progress = jnp.where(known, jnp.sum(jnp.where(progress_v, chance, 0.0), axis=2), 0.0)
     zero = jnp.where(known, chance[:, :, 0], 0.0)

@@ -121,9 +121,10 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
     else:
         score = noise
     cell, layer = best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
-    if analysis is not None and solver_cfg.exact_lookahead:
-        cell = jnp.where(analysis[0], _lookahead_cell(view, good, analysis[1], solver_cfg), cell)
     safe_cell, safe_layer, found = safe_move(view, forced)
+    if analysis is not None and solver_cfg.exact_lookahead:
+        guessing = good & on_cells(analysis[0] & ~found)  # the lookahead runs only where it chooses
+        cell = jnp.where(analysis[0], _lookahead_cell(view, guessing, analysis[1], solver_cfg), cell)
     return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
 
 
