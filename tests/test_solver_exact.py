@@ -22,7 +22,7 @@ from test_exact import random_positions, real_positions
 
 from msjax import env, exact, solver
 from msjax.solver import exact as device_exact
-from msjax.solver.lookahead import _candidates as candidates_of
+from msjax.solver.lookahead import candidate_cells
 from msjax.solver.types import ExactLimits
 
 BATCH = 8
@@ -212,7 +212,7 @@ def test_the_lookahead_gives_msjax_exacts_progress_and_zero_chances():
         jnp.asarray(np.stack([v[0] for v in views])), jnp.asarray(np.stack([v[1] for v in views])),
         jnp.asarray([v[2] for v in views]), jnp.asarray(analysis.log_layouts), jnp.asarray(good), 3, ONE_PASS,
     )
-    _, valid = candidates_of(jnp.asarray(np.stack([v[0] for v in views])), jnp.asarray(good), 3)
+    _, valid = candidate_cells(jnp.asarray(np.stack([v[0] for v in views])), jnp.asarray(good), 3)
     several = 0
     for i, (revealed, counts, mines) in enumerate(views):
         assert good[i].reshape(-1)[int(cell[i])]

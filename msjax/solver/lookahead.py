@@ -28,7 +28,7 @@ NUMBERS = 9  # a revealed cell shows 0..8
 TIES = 1e-5  # probabilities this close count as equal (float32 sums of different terms)
 
 
-def _candidates(revealed: jax.Array, good: jax.Array, count: int) -> tuple[jax.Array, jax.Array]:
+def candidate_cells(revealed: jax.Array, good: jax.Array, count: int) -> tuple[jax.Array, jax.Array]:
     """(cells int32[B, K], valid bool[B, K]): the first ``count`` cells of ``good``
     (bool[B, H, W]) by (hidden neighbours, row-major), interchangeable isolated cells once."""
     num_boards, height, width = revealed.shape
@@ -69,7 +69,7 @@ def lookahead_choice(
       analysis runs there).
     """
     num_boards, height, width = revealed.shape
-    cells, valid = _candidates(revealed, good, count)
+    cells, valid = candidate_cells(revealed, good, count)
     flat = lambda x: x.reshape(num_boards, 1, 1, height * width)
     at = jax.nn.one_hot(cells, height * width, dtype=bool)[:, :, None, :]  # [B, K, 1, HW]
     shown = jnp.arange(NUMBERS)[None, None, :, None]
