@@ -105,7 +105,7 @@ CFG5 = ms_env.EnvConfig(H=5, W=5, mine_count=4)
 
 @pytest.fixture(scope="module")
 def solver_figures():
-    return diagnostics.diagnose(SolverAgent(CFG5), CFG5, episodes=64, seed=1)
+    return diagnostics.diagnose(SolverAgent(CFG5), CFG5, episodes=64, seed=1, batch_size=16)  # the CLI's batches
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +130,7 @@ def test_diagnose_plays_the_same_games_as_evaluate(random_figures):
 
 
 def test_cli_prints_a_table_and_a_json_line(capsys):
-    # the solver test's games: the compiled loop is reused
+    # the solver test's games in its batches of 16: the compiled loop is reused
     status = evaluate_cli.main(
         ["--solver", "--board", "5x5x4", "--episodes", "64", "--seed", "1", "--calibration-games", "0"]
     )
@@ -145,12 +145,12 @@ def test_cli_prints_a_table_and_a_json_line(capsys):
 
 
 def test_cli_shows_games_done_rate_and_time_left_on_stderr_as_it_plays(capsys):
-    status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--episodes", "40", "--calibration-games", "4"])
+    status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--episodes", "64", "--seed", "1", "--calibration-games", "4"])
     captured = capsys.readouterr()
     assert status == 0
     lines = captured.err.splitlines()  # off a terminal: plain lines (at most one per 10 s, and the last)
-    assert lines[0] == "solver on 5x5x4: 40 games in batches of 16 (the first batch also compiles the game loop)"
-    assert any(line.startswith("solver on 5x5x4: 40/40 games,") and "games/s" in line for line in lines)
+    assert lines[0] == "solver on 5x5x4: 64 games in batches of 16 (the first batch also compiles the game loop)"
+    assert any(line.startswith("solver on 5x5x4: 64/64 games,") and "games/s" in line for line in lines)
     assert lines[-1].startswith("calibration of the mine beliefs: 4/4 games,")
     json.loads(captured.out.strip().splitlines()[-1])  # stdout keeps the table and the JSON line alone
 
