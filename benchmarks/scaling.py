@@ -69,7 +69,8 @@ def measure(devices: int, args: argparse.Namespace) -> dict:
     import jax
 
     sys.path.insert(0, str(REPO))
-    from msjax import distributed, models, ppo
+    from msjax import distributed, models
+    from msjax.stages import ppo
     from msjax import env as ms_env
 
     height, width, mines = ms_env.parse_board(args.board)

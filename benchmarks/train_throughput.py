@@ -29,7 +29,8 @@ import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from msjax import env as ms_env  # noqa: E402
-from msjax import models, ppo  # noqa: E402
+from msjax import models  # noqa: E402
+from msjax.stages import ppo  # noqa: E402
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

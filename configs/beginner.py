@@ -20,9 +20,9 @@ is proven (``guess_weight=0.1``), and the network is at least four 64-channel la
 
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 
 def get_config() -> ExperimentConfig:

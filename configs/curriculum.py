@@ -34,11 +34,11 @@ is proven (``guess_weight=0.1``), and the network is at least four 64-channel la
 """
 
 from msjax.config import ExperimentConfig, RunConfig
-from msjax.curriculum import CurriculumConfig
+from msjax.stages.curriculum import CurriculumConfig
 from msjax.env import EnvConfig, board_spec
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 
 def get_config() -> ExperimentConfig:

@@ -29,9 +29,9 @@ Conv->GroupNorm->ReLU blocks stay.
 
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 
 def get_config() -> ExperimentConfig:

@@ -34,9 +34,9 @@ import orbax.checkpoint as ocp
 
 from msjax import agent as agent_lib
 from msjax import config as config_lib
-from msjax import curriculum as curriculum_lib
+from msjax.stages import curriculum as curriculum_lib
 from msjax import checkpoint_integrity as integrity
-from msjax import imitation, ppo
+from msjax.stages import imitation, ppo
 
 STAGES = ("imitation", "ppo")
 WIN_RATE = "win_rate"

@@ -22,11 +22,11 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
-from msjax.curriculum import CurriculumConfig, validate_with_env
+from msjax.stages.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
 

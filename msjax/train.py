@@ -5,7 +5,7 @@ PPO initialised from its parameters. Each stage runs as jitted chunks of
 ``run.chunk_updates`` updates; this module sees only the chunk boundaries, where it
 logs the per-update metrics (``msjax.runlog``: ``metrics.jsonl`` and TensorBoard),
 evaluates the greedy policy on fresh boards (every board of a board mix, and promotes a
-curriculum to its next level: ``msjax.curriculum``), saves Orbax checkpoints and shows
+curriculum to its next level: ``msjax.stages.curriculum``), saves Orbax checkpoints and shows
 progress. It parses the command line and owns the run directory.
 
 Command line (the Flax examples' override convention)::
@@ -57,10 +57,11 @@ from jax.sharding import Mesh
 from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import curriculum as curriculum_lib
+from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import evaluate as evaluate_lib
-from msjax import imitation, ppo, runlog
+from msjax import runlog
+from msjax.stages import imitation, ppo
 from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
 from msjax.cli.args import non_negative_int, positive_float

@@ -9,13 +9,14 @@ import pytest
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import curriculum, distributed, env, losses, ppo, train
+from msjax import distributed, env, losses, train
+from msjax.stages import curriculum, ppo
 from msjax.config import ExperimentConfig, RunConfig
-from msjax.curriculum import CurriculumConfig
+from msjax.stages.curriculum import CurriculumConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 BOARDS = ((4, 4, 2, 2), (4, 5, 2, 4))  # 4x4x2 padded to 4x5, then 4x5 with 2-4 mines
 MIXED = ExperimentConfig(

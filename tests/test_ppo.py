@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
-from msjax import losses, models, ppo
+from msjax import losses, models
+from msjax.stages import ppo
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 

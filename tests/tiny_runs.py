@@ -6,12 +6,12 @@ import jax
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import ppo
+from msjax.stages import ppo
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 TINY = ExperimentConfig(
     env=EnvConfig(H=4, W=4, mine_count=2),

@@ -21,8 +21,9 @@ from typing import Any, Callable
 
 import jax
 
-from msjax import curriculum as curriculum_lib
-from msjax import distributed, imitation, ppo
+from msjax.stages import curriculum as curriculum_lib
+from msjax import distributed
+from msjax.stages import imitation, ppo
 from msjax.config import ExperimentConfig
 
 __all__ = ["ChunkMemory", "DoesNotFit", "GIB", "check_fits", "chunk_memory", "compiled_memory", "device_limit"]

@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from msjax import curriculum as curriculum_lib
+from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models
@@ -149,7 +149,7 @@ class TrainState:
       key: PRNG key for sampling and shuffling.
       update: int32[], PPO updates done so far.
       curriculum: with a board mix (``env.boards``), the curriculum level and the traced
-        board weights that new games are dealt from (``msjax.curriculum``); None otherwise.
+        board weights that new games are dealt from (``msjax.stages.curriculum``); None otherwise.
     """
 
     params: Any

@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from msjax import curriculum as curriculum_lib
+from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models, solver
