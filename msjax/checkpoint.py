@@ -2,8 +2,8 @@
 
 A checkpoint directory (``runs/NAME/checkpoints/<step>``) holds two items: ``state``,
 the stage's state pytree exactly as training carries it (parameters, optimizer state,
-boards in play, PRNG key, update counter), and ``meta``, JSON with the stage
-(``"imitation"`` or ``"ppo"``), the stage's update counter and the full config. Typed
+boards in play, PRNG key, update counter), and ``meta``, JSON with the stage's name
+(``msjax.stages.STAGES``), the stage's update counter and the full config. Typed
 PRNG keys are stored as their raw key data and wrapped again on restore. The manager
 keeps the last ``keep`` checkpoints and the best one by evaluation win rate (Orbax
 preservation policies ``LatestN`` + ``BestN``).
@@ -34,15 +34,10 @@ import orbax.checkpoint as ocp
 
 from msjax import agent as agent_lib
 from msjax import config as config_lib
-from msjax.stages import curriculum as curriculum_lib
 from msjax import checkpoint_integrity as integrity
-from msjax.stages import imitation, ppo
+from msjax import stages as stages_lib
 
-STAGES = ("imitation", "ppo")
 WIN_RATE = "win_rate"
-
-# Sections whose values fix the shapes in a checkpoint or the game it was trained on.
-_SHAPE_FIELDS = ("ppo.num_envs", "imitation.num_envs")
 
 
 class CheckpointError(ValueError):
@@ -97,21 +92,6 @@ def keys_from_data(tree: Any, template: Any) -> Any:
     """Inverse of ``keys_to_data``: wraps the leaves that are keys in ``template``
     (concrete or abstract) with the default key implementation."""
     return jax.tree.map(lambda x, t: jax.random.wrap_key_data(x) if _is_key(t) else x, tree, template)
-
-
-def abstract_state(stage: str, cfg: config_lib.ExperimentConfig) -> Any:
-    """The shapes and dtypes (no values) of stage ``stage``'s state under ``cfg``."""
-    key = jax.random.key(0)
-    if stage == "ppo":
-        return jax.eval_shape(lambda k: ppo.init_train_state(k, cfg.env, cfg.model, cfg.ppo), key)
-    if stage == "imitation":
-        return jax.eval_shape(
-            lambda k: imitation.init_imitation_state(
-                k, curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation
-            ),
-            key,
-        )
-    raise ValueError(f"stage={stage!r} must be one of {STAGES}")
 
 
 # ----------------------------------------------------------------------------- paths
@@ -202,8 +182,7 @@ class Checkpoints:
         metrics: dict[str, float] | None = None,
     ) -> Path:
         """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``."""
-        if stage not in STAGES:
-            raise ValueError(f"stage={stage!r} must be one of {STAGES}")
+        stages_lib.stage_named(stage)  # a ValueError naming the stages for any other name
         state = keys_to_data(state)
         meta = {
             "stage": stage,
@@ -231,7 +210,7 @@ class Checkpoints:
                 f"checkpoint {self.path(step)} has no readable metadata (damaged, or not written "
                 f"by msjax): {type(err).__name__}: {_first_line(err)}"
             ) from err
-        if stage not in STAGES:
+        if stage not in [known.name for known in stages_lib.STAGES]:
             raise CheckpointError(f"checkpoint {self.path(step)} names an unknown stage {stage!r}")
         metrics = self._manager.metrics(step)
         return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
@@ -418,11 +397,9 @@ def check_compatible(saved: config_lib.ExperimentConfig, current: config_lib.Exp
     returned, so the caller can report them.
     """
     changed = config_lib.differences(saved, current)
-    fatal = [
-        line
-        for line in changed
-        if line.startswith(("env.", "model.")) or line.split(":")[0] in _SHAPE_FIELDS
-    ]
+    # the games in play of every stage fix the shapes of its state
+    shape_fields = [stage.setting(stage.games_field) for stage in stages_lib.STAGES]
+    fatal = [line for line in changed if line.startswith(("env.", "model.")) or line.split(":")[0] in shape_fields]
     if fatal:
         raise CheckpointError(
             "the checkpoint was trained with a different game, network or batch size: "
@@ -455,7 +432,8 @@ def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True
 
     def load(chosen: int) -> tuple[CheckpointInfo, Any]:
         info = checkpoints.info(chosen)
-        return info, checkpoints.restore(chosen, abstract_state(info.stage, info.config))
+        template = stages_lib.stage_named(info.stage).abstract_state(info.config)
+        return info, checkpoints.restore(chosen, template)
 
     try:
         if named_step is not None or not isinstance(step, str):

@@ -97,16 +97,6 @@ def _check_int(section: Any, name: str, low: int) -> None:
         raise ValueError(f"{type(section).__name__}.{name}={value!r} must be an int >= {low}")
 
 
-SECTION_TYPES: dict[str, type] = {
-    "env": EnvConfig,
-    "model": ModelConfig,
-    "ppo": PPOConfig,
-    "imitation": ImitationConfig,
-    "run": RunConfig,
-    "curriculum": CurriculumConfig,
-}
-
-
 @dataclasses.dataclass(frozen=True)
 class ExperimentConfig:
     """One experiment: the game, the network, both training stages and the run.
@@ -130,6 +120,10 @@ class ExperimentConfig:
                     f"ExperimentConfig.{name} must be a {section_type.__name__}, got {type(value).__name__}"
                 )
         validate_with_env(self.curriculum, self.env)
+
+
+SECTION_TYPES: dict[str, type] = {field.name: type(field.default) for field in dataclasses.fields(ExperimentConfig)}
+"""Each section of an ``ExperimentConfig`` and its config class (read from the fields)."""
 
 
 # ----------------------------------------------------------------------------- files

@@ -61,7 +61,7 @@ from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import evaluate as evaluate_lib
 from msjax import runlog
-from msjax.stages import imitation, ppo
+from msjax import stages as stages_lib
 from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
 from msjax.cli.args import non_negative_int, positive_float
@@ -78,6 +78,7 @@ from msjax.runcontrol import (
     warm_start_params,
 )
 from msjax.runlog import MetricsWriter, NoWriter, Progress
+from msjax.stages import StageSpec
 
 EXIT_INTERRUPTED = 130
 
@@ -209,10 +210,11 @@ def report(run_dir: Path, checkpoint_path: Path, final: dict[str, Any]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
-    """One training stage as the loop sees it.
+    """One training stage of a run as the loop sees it: the stage (``StageSpec``) and
+    where it sits in the run.
 
     Attributes:
-      name: ``"imitation"`` or ``"ppo"`` (the checkpoint's stage).
+      spec: the stage (its name, config fields, state and chunk).
       total_updates: updates the stage runs.
       first_step: checkpoint step of the stage's update 0 (steps count across stages).
       first_env_step: environment steps taken before the stage.
@@ -221,7 +223,7 @@ class Stage:
       make_chunk: ``num_updates -> (state -> (state, metrics))``, compiled for the mesh.
     """
 
-    name: str
+    spec: StageSpec
     total_updates: int
     first_step: int
     first_env_step: int
@@ -229,67 +231,52 @@ class Stage:
     init: Callable[[Any], Any]
     make_chunk: Callable[[int], Callable]
 
-
-@functools.lru_cache(maxsize=None)
-def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates: int, mesh: Mesh):
-    chunk = ppo.train_chunk_fn(env_cfg, model_cfg, ppo_cfg, num_updates)
-    abstract = jax.eval_shape(lambda k: ppo.init_train_state(k, env_cfg, model_cfg, ppo_cfg), jax.random.key(0))
-    return distributed.jit_chunk(chunk, abstract, mesh, "ppo.num_envs")
+    @property
+    def name(self) -> str:
+        """The stage's name (the checkpoint's stage)."""
+        return self.spec.name
 
 
-@functools.lru_cache(maxsize=None)
-def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates: int, mesh: Mesh):
-    chunk = imitation.imitation_chunk_fn(env_cfg, model_cfg, il_cfg, num_updates)
-    abstract = jax.eval_shape(
-        lambda k: imitation.init_imitation_state(k, env_cfg, model_cfg, il_cfg), jax.random.key(0)
-    )
-    return distributed.jit_chunk(chunk, abstract, mesh, "imitation.num_envs")
+_CHUNKS: dict[tuple, Callable] = {}
+
+
+def compiled_chunk(spec: StageSpec, cfg: ExperimentConfig, num_updates: int, mesh: Mesh) -> Callable:
+    """``spec``'s chunk of ``num_updates`` updates under ``cfg``, compiled for ``mesh``;
+    once per process for each program (the sections the stage reads) and length."""
+    key = (spec, spec.program_config(cfg), num_updates, mesh)
+    if key not in _CHUNKS:
+        chunk = spec.chunk_fn(cfg, num_updates)
+        _CHUNKS[key] = distributed.jit_chunk(chunk, spec.abstract_state(cfg), mesh, spec.setting(spec.games_field))
+    return _CHUNKS[key]
 
 
 def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
-    """The run's stages in order, each with its own PRNG stream from ``run.seed``, their
-    games split over ``mesh``'s devices (a ``ValueError`` if they do not split evenly).
-    Chunks are compiled once per process for each config and length."""
-    if cfg.imitation.enabled:
-        distributed.check_divides("imitation.num_envs", cfg.imitation.num_envs, mesh)
-    distributed.check_divides("ppo.num_envs", cfg.ppo.num_envs, mesh)
-    il_key, ppo_key = jax.random.split(jax.random.key(cfg.run.seed))
-    stages = []
-    if cfg.imitation.enabled:
-        il = cfg.imitation
-        il_env = curriculum_lib.imitation_env(cfg.env)  # a board mix imitates on its first board
-        stages.append(
-            Stage(
-                name="imitation",
-                total_updates=il.num_updates,
-                first_step=0,
-                first_env_step=0,
-                env_steps_per_update=il.num_envs * il.steps_per_update,
-                init=lambda params: distributed.place(
-                    imitation.init_imitation_state(il_key, il_env, cfg.model, il, params=params), mesh
-                ),
-                make_chunk=lambda n: _imitation_chunk(il_env, cfg.model, il, n, mesh),
-            )
-        )
-    done_updates = sum(stage.total_updates for stage in stages)
-    done_env_steps = sum(stage.total_updates * stage.env_steps_per_update for stage in stages)
-    stages.append(
-        Stage(
-            name="ppo",
-            total_updates=cfg.ppo.total_updates,
+    """The run's stages in order (``stages.run_stages``), each with its own PRNG stream
+    from ``run.seed``, their games split over ``mesh``'s devices (a ``ValueError`` if
+    they do not split evenly)."""
+    specs = stages_lib.run_stages(cfg)
+    for spec in specs:
+        distributed.check_divides(spec.setting(spec.games_field), spec.num_games(cfg), mesh)
+    keys = stages_lib.stage_keys(cfg.run.seed)
+    stages, done_updates, done_env_steps = [], 0, 0
+    for spec in specs:
+        stage = Stage(
+            spec=spec,
+            total_updates=spec.total_updates(cfg),
             first_step=done_updates,
             first_env_step=done_env_steps,
-            env_steps_per_update=cfg.ppo.num_envs * cfg.ppo.steps_per_env,
-            init=lambda params: distributed.place(
-                ppo.init_train_state(
-                    ppo_key, cfg.env, cfg.model, cfg.ppo, params=params, curriculum_cfg=cfg.curriculum
-                ),
-                mesh,
-            ),
-            make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n, mesh),
+            env_steps_per_update=spec.env_steps_per_update(cfg),
+            init=functools.partial(_init_placed, spec, keys[spec.name], cfg, mesh),
+            make_chunk=functools.partial(compiled_chunk, spec, cfg, mesh=mesh),
         )
-    )
+        stages.append(stage)
+        done_updates += stage.total_updates
+        done_env_steps += stage.total_updates * stage.env_steps_per_update
     return stages
+
+
+def _init_placed(spec: StageSpec, key: jax.Array, cfg: ExperimentConfig, mesh: Mesh, params: Any) -> Any:
+    return distributed.place(spec.init_state(key, cfg, params), mesh)
 
 
 def check_memory(stages: list[Stage], cfg: ExperimentConfig) -> None:
@@ -300,12 +287,10 @@ def check_memory(stages: list[Stage], cfg: ExperimentConfig) -> None:
     limit = memory_lib.device_limit(cfg.run.device_memory_gib)
     if limit is None:
         return
-    programs = memory_lib.stage_programs(cfg, 1)  # for the abstract states
-    microbatch_sizes = {"ppo": cfg.ppo.microbatch_size, "imitation": cfg.imitation.microbatch_size}
     for stage in stages:
         chunk = stage.make_chunk(min(cfg.run.chunk_updates, stage.total_updates))
-        figures = memory_lib.compiled_memory(stage.name, chunk.lower(programs[stage.name][1]))
-        memory_lib.check_fits(figures, limit, microbatch_sizes[stage.name])
+        figures = memory_lib.compiled_memory(stage.name, chunk.lower(stage.spec.abstract_state(cfg)))
+        memory_lib.check_fits(figures, limit, stage.spec, cfg)
 
 
 # ----------------------------------------------------------------------------- the loop

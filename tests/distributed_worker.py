@@ -83,7 +83,7 @@ def main(workdir: Path) -> dict:
     out["ppo"] = {n: {"params": as_lists(s.params), "metrics": as_lists(m)} for n, (s, m) in trained.items()}
 
     # Checkpoints across device counts: restore on the other count, train there.
-    template = checkpoint_lib.abstract_state("ppo", CFG)
+    template = ppo.STAGE.abstract_state(CFG)
     out["restored"] = {}
     for saved_on, restored_on in ((4, 1), (1, 4)):
         checkpoints = checkpoint_lib.Checkpoints(workdir / f"saved_on_{saved_on}", read_only=True)

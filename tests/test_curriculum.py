@@ -151,7 +151,7 @@ def test_scripted_promotion_is_logged_checkpointed_and_survives_resume(tmp_path,
     promotions = [row for row in rows if row["kind"] == "promotion"]
     assert [(row["update"], row["promoted_to"], row["board"]) for row in promotions] == [(4, 1.0, NAMES[1])]
     checkpoints = checkpoint_lib.Checkpoints(run_dir / "checkpoints", read_only=True)
-    saved = checkpoints.restore(4, checkpoint_lib.abstract_state("ppo", MIXED))
+    saved = checkpoints.restore(4, ppo.STAGE.abstract_state(MIXED))
     checkpoints.close()
     assert int(saved.curriculum.stage) == 1
     np.testing.assert_array_equal(saved.curriculum.entered_at, [0, 4])
@@ -161,7 +161,7 @@ def test_scripted_promotion_is_logged_checkpointed_and_survives_resume(tmp_path,
     monkeypatch.setattr(train, "evaluate_params", scripted_evaluation([[0.0, 0.0]]))
     train.train(MIXED, run_dir, resume=True)
     checkpoints = checkpoint_lib.Checkpoints(run_dir / "checkpoints", read_only=True)
-    resumed = checkpoints.restore(6, checkpoint_lib.abstract_state("ppo", MIXED))
+    resumed = checkpoints.restore(6, ppo.STAGE.abstract_state(MIXED))
     checkpoints.close()
     assert int(resumed.curriculum.stage) == 1
     np.testing.assert_array_equal(resumed.curriculum.entered_at, [0, 4])
@@ -227,7 +227,7 @@ def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
 
     checkpoints = checkpoint_lib.Checkpoints(tmp_path / "checkpoints")
     checkpoints.save(1, old, stage="ppo", update=0, cfg=TINY)
-    restored = checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+    restored = checkpoints.restore(1, ppo.STAGE.abstract_state(TINY))
     checkpoints.close()
     assert restored.curriculum is None and restored.env_states.board is None
     data = checkpoint_lib.keys_to_data

@@ -25,6 +25,7 @@ from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
 from msjax import distributed, runcontrol, runlog, train
 from msjax.checkpoint import CheckpointError, Checkpoints
+from msjax.stages import ppo
 from tiny_runs import TINY
 
 TINY_WITH_IMITATION = config_lib.apply_overrides(
@@ -72,7 +73,7 @@ def train_rows(run_dir):
 
 def final_state(run_dir, cfg=TINY_WITH_IMITATION):
     checkpoints = Checkpoints(run_dir / "checkpoints", read_only=True)
-    return checkpoints.restore(LAST_STEP, checkpoint_lib.abstract_state("ppo", cfg))
+    return checkpoints.restore(LAST_STEP, ppo.STAGE.abstract_state(cfg))
 
 
 def assert_same_final_state(run_dir, reference_dir):

@@ -24,6 +24,7 @@ import jax
 
 from msjax import config as config_lib
 from msjax import memory, runlog
+from msjax import stages as stages_lib
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -75,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    stages = len(memory.stage_programs(cfg, 1))
+    stages = len(stages_lib.run_stages(cfg))
     with runlog.CountProgress(stages, "stages", "compiling each stage's chunk") as progress:
         figures = memory.chunk_memory(cfg, args.updates, on_stage=progress.advance)
     limit = memory.device_limit(cfg.run.device_memory_gib)

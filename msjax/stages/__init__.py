@@ -1,4 +1,19 @@
-"""The training stages: one module per stage (``imitation``, ``ppo``) and the curriculum
-levels that the PPO stage plays through (``curriculum``)."""
+"""The training stages: one module per stage (``imitation``, ``ppo``), each defining its
+``StageSpec``; ``registry`` lists them in the order a run plays them; ``curriculum``
+holds the curriculum levels that the PPO stage plays through."""
 
-__all__ = ["curriculum", "imitation", "ppo"]
+from msjax.stages import curriculum, imitation, ppo, registry
+from msjax.stages.registry import STAGES, run_stages, stage_keys, stage_named
+from msjax.stages.spec import StageSpec
+
+__all__ = [
+    "STAGES",
+    "StageSpec",
+    "curriculum",
+    "imitation",
+    "ppo",
+    "registry",
+    "run_stages",
+    "stage_keys",
+    "stage_named",
+]

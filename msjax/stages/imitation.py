@@ -45,6 +45,7 @@ from msjax import env as ms_env
 from msjax import losses, models, solver
 from msjax.losses import Labelled
 from msjax.models import masked_logits
+from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["ImitationState"], tuple["ImitationState", dict[str, jax.Array]]]
 
@@ -336,3 +337,32 @@ def make_imitation_chunk(
 ) -> ChunkFn:
     """``imitation_chunk_fn`` jitted for one device, its input state donated."""
     return distributed.jit_chunk(imitation_chunk_fn(env_cfg, model_cfg, il_cfg, num_updates))
+
+
+# ----------------------------------------------------------------------------- the stage
+
+
+def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> ImitationState:
+    """``init_imitation_state`` for an experiment config, on the game imitation plays
+    (``curriculum.imitation_env``)."""
+    return init_imitation_state(key, curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation, params=params)
+
+
+def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
+    """``imitation_chunk_fn`` for an experiment config."""
+    return imitation_chunk_fn(curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation, num_updates)
+
+
+STAGE = StageSpec(
+    name="imitation",
+    section="imitation",
+    init_state=init_stage_state,
+    chunk_fn=stage_chunk_fn,
+    enabled=lambda cfg: cfg.imitation.enabled,
+    target_field="num_updates",
+    games_field="num_envs",
+    steps_field="steps_per_update",
+    microbatch_field="microbatch_size",
+    reads=("env", "model", "imitation"),
+)
+"""The imitation stage: before PPO when ``imitation.enabled``, on a board mix's first board."""

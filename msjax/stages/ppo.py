@@ -38,6 +38,7 @@ from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models
 from msjax.losses import Batch
+from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["TrainState"], tuple["TrainState", dict[str, jax.Array]]]
 
@@ -495,3 +496,33 @@ def make_train_chunk(
 ) -> ChunkFn:
     """``train_chunk_fn`` jitted for one device, its input state donated."""
     return distributed.jit_chunk(train_chunk_fn(env_cfg, model_cfg, ppo_cfg, num_updates))
+
+
+# ----------------------------------------------------------------------------- the stage
+
+
+def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> TrainState:
+    """``init_train_state`` for an experiment config: its game, network, PPO section and
+    curriculum."""
+    return init_train_state(key, cfg.env, cfg.model, cfg.ppo, params=params, curriculum_cfg=cfg.curriculum)
+
+
+def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
+    """``train_chunk_fn`` for an experiment config."""
+    return train_chunk_fn(cfg.env, cfg.model, cfg.ppo, num_updates)
+
+
+STAGE = StageSpec(
+    name="ppo",
+    section="ppo",
+    init_state=init_stage_state,
+    chunk_fn=stage_chunk_fn,
+    enabled=lambda cfg: True,
+    target_field="total_updates",
+    games_field="num_envs",
+    steps_field="steps_per_env",
+    microbatch_field="microbatch_size",
+    reads=("env", "model", "ppo", "curriculum"),
+)
+"""The PPO stage: the last of every run, on the config's whole game (a board mix with its
+curriculum)."""
