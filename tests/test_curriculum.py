@@ -236,7 +236,7 @@ def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
 
 
 def test_the_command_line_plays_one_board_of_a_mix_unpadded():
-    from msjax import play
+    from msjax.cli import play
 
     cfg = play.board_config("3x4x2", safe_first_click=False, base=MIXED.env)
     assert (cfg.H, cfg.W, cfg.boards) == (3, 4, ((3, 4, 2, 2),))

@@ -18,6 +18,7 @@ import pytest
 import msjax
 from msjax import config as config_lib
 from msjax import train
+from msjax.cli import train as train_cli
 
 OLD_RUN = Path(__file__).parent / "data" / "run_before_issue23"
 
@@ -37,7 +38,7 @@ def test_an_agent_saved_before_the_renames_loads(old_run):
 def test_a_finished_run_saved_before_the_renames_is_recognised_as_complete(old_run):
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        final = train.main(["--workdir", str(old_run), "--resume"])
+        final = train_cli.main(["--workdir", str(old_run), "--resume"])
     assert "is already complete" in printed.getvalue()
     assert final["episodes"] == 8
 

@@ -20,7 +20,7 @@ the rest of the training state, so a resumed run keeps its level (stored as
 ``evaluate_boards`` plays the greedy policy on every board of a mix, the evaluation that
 ``promote`` reads. ``random_first_clicks`` is the seed's other curriculum aid: the
 training stages open a share of their new games at a uniformly random cell. Beyond that this module is pure bookkeeping: no files, no logging
-(``train.py`` does those).
+(``msjax.train`` does those).
 """
 
 from __future__ import annotations
