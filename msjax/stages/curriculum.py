@@ -18,9 +18,9 @@ the rest of the training state, so a resumed run keeps its level (stored as
 ``curriculum.stage``, the checkpoint's array name).
 
 ``evaluate_boards`` plays the greedy policy on every board of a mix, the evaluation that
-``promote`` reads. ``random_first_clicks`` is the seed's other curriculum aid: the
-training stages open a share of their new games at a uniformly random cell. Beyond that this module is pure bookkeeping: no files, no logging
-(``msjax.train`` does those).
+``promote`` reads. Beyond that this module is pure bookkeeping: no files, no logging
+(``msjax.train`` does those). The seed's other curriculum aid, random first clicks, is
+``batchplay.random_first_clicks``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from msjax import distributed
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 
@@ -211,37 +210,6 @@ def imitation_env(env_cfg: ms_env.EnvConfig) -> ms_env.EnvConfig:
         return env_cfg
     rows, cols, fewest, most = env_cfg.boards[0]
     return dataclasses.replace(env_cfg, H=rows, W=cols, mine_count=fewest, boards=((rows, cols, fewest, most),))
-
-
-# ----------------------------------------------------------------------------- first clicks
-
-
-def random_first_clicks(
-    env_states: ms_env.EnvState, key: jax.Array, share: float, env_cfg: ms_env.EnvConfig,
-    board_weights: jax.Array | None = None,
-) -> tuple[ms_env.EnvState, jax.Array]:
-    """``(env_states, next key)``: each game of ``env_states`` ``[N]`` waiting for its
-    first reveal opened at a uniformly random cell with chance ``share``
-    (``env.batch_random_first_clicks``, run per device).
-
-    The training stages call it on their games before the player sees them (their
-    ``random_first_click_share``), so a random first click is never a move of the
-    player's own. ``share`` is a static Python float; with ``share == 0`` the games and
-    ``key`` come back untouched (no key is drawn, so a run without it is unchanged).
-    ``board_weights``: float[K] with a board mix, as in ``env.batch_step``.
-    """
-    if share == 0:
-        return env_states, key
-    key, click_key = jax.random.split(key)
-    num_games = env_states.done.shape[0]
-    keys = jax.random.split(click_key, num_games)
-    if board_weights is None:
-        open_games = lambda s, k: ms_env.batch_random_first_clicks(s, k, share, env_cfg)  # noqa: E731
-        return distributed.per_device(open_games)(env_states, keys), key
-    # the traced weights come per game so that every argument is split over the games
-    per_game = jnp.broadcast_to(board_weights, (num_games,) + board_weights.shape)
-    open_mixed = lambda s, k, w: ms_env.batch_random_first_clicks(s, k, share, env_cfg, w[0])  # noqa: E731
-    return distributed.per_device(open_mixed)(env_states, keys, per_game), key
 
 
 # ----------------------------------------------------------------------------- evaluation

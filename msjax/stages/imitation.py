@@ -31,7 +31,6 @@ replicated, gradients averaged over all games' states).
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Callable
 
 import flax
@@ -45,6 +44,7 @@ from msjax import env as ms_env
 from msjax import losses, models, solver
 from msjax.losses import Labelled
 from msjax.models import masked_logits
+from msjax.stages import batchplay
 from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["ImitationState"], tuple["ImitationState", dict[str, jax.Array]]]
@@ -81,7 +81,7 @@ class ImitationConfig:
         shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
         ``num_envs * steps_per_update``; 0, or that many or more: all at once.
       random_first_click_share: share of new games opened at a uniformly random cell
-        before anyone plays them (``curriculum.random_first_clicks``), in [0, 1]; the
+        before anyone plays them (``batchplay.random_first_clicks``), in [0, 1]; the
         rest open where their player clicks (the solver at ``solver.first_click``). Off
         by default: measured worse on configs/small.py (benchmarks/RESULTS.md).
       solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
@@ -200,18 +200,6 @@ _observe_games = jax.vmap(ms_env.observe, in_axes=(0, None))
 _mask_games = jax.vmap(ms_env.action_mask, in_axes=(0, None))
 
 
-def _solver_moves(env_cfg, il_cfg, env_states, keys):
-    return solver.batch_solver_action(env_states, keys, env_cfg, il_cfg.play_solver)
-
-
-def _forced_moves(env_cfg, il_cfg, env_states):
-    return solver.batch_forced_moves(env_states, env_cfg, il_cfg.label_solver)
-
-
-def _step_games(env_cfg, env_states, actions):
-    return ms_env.batch_step(env_states, actions, env_cfg)
-
-
 def play_and_label(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
@@ -221,17 +209,16 @@ def play_and_label(
 
     Returns ``(next env_states, next key, Labelled [N, ...], (finished, won))``, the
     last two int32[2]: games finished and won at this step by the solver's games and by
-    the learner's. The solver and the game step gate work on their whole batch, so they
-    run per device.
+    the learner's. The solver and the game step run per device (``batchplay``).
     """
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
     share = il_cfg.random_first_click_share  # opened before anyone plays them: never a labelled move
-    env_states, key = curriculum_lib.random_first_clicks(env_states, key, share, env_cfg)
+    env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg)
     by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)
-    solver_action, _ = distributed.per_device(functools.partial(_solver_moves, env_cfg, il_cfg))(env_states, keys)
-    forced = distributed.per_device(functools.partial(_forced_moves, env_cfg, il_cfg))(env_states)
+    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver)
+    forced = batchplay.forced_moves(env_states, env_cfg, il_cfg.label_solver)
     obs = _observe_games(env_states, env_cfg)
     action_mask = _mask_games(env_states, env_cfg)
     action = solver_action
@@ -254,8 +241,7 @@ def play_and_label(
         mine_mask=env_states.mine_mask,
         mine_label_mask=hidden & placed[:, None, None],
     )
-    step = distributed.per_device(functools.partial(_step_games, env_cfg))
-    env_states, _, done, info = step(env_states, action)
+    env_states, _, done, info = batchplay.step_games(env_states, action, env_cfg)
     games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x games
     outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
     return env_states, key, labelled, outcome
@@ -276,13 +262,10 @@ def update_network(
     """One gradient step on ``losses.imitation_loss``: ``(params, opt_state, metrics)``,
     metrics the loss's plus ``loss`` and ``grad_norm``. With ``il_cfg.microbatch_size``
     the gradient is accumulated over micro-batches."""
-    (loss, metrics), grads = losses.microbatched_value_and_grad(
+    return batchplay.gradient_step(
         lambda params, part, totals: losses.imitation_loss(params, apply_fn, part, il_cfg, totals),
-        losses.imitation_totals, state.params, batch, il_cfg.microbatch_size, distributed.constrain_to_games,
+        losses.imitation_totals, state.params, state.opt_state, batch, optimizer, il_cfg.microbatch_size,
     )
-    updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
-    params = optax.apply_updates(state.params, updates)
-    return params, opt_state, {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}
 
 
 # ----------------------------------------------------------------------------- the chunk

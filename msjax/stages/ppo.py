@@ -38,6 +38,7 @@ from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models
 from msjax.losses import Batch
+from msjax.stages import batchplay
 from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["TrainState"], tuple["TrainState", dict[str, jax.Array]]]
@@ -235,24 +236,14 @@ _frontier_games = jax.vmap(ms_env.frontier, in_axes=(0, None))
 _playable_games = jax.vmap(ms_env.playable, in_axes=(0, None))
 
 
-def _step_games(env_cfg: ms_env.EnvConfig, env_states, actions):
-    return ms_env.batch_step(env_states, actions, env_cfg)
-
-
-def _step_mixed_games(env_cfg: ms_env.EnvConfig, env_states, actions, weights):
-    # the traced weights come per game so that every argument of the per-device step
-    # is split over the games
-    return ms_env.batch_step(env_states, actions, env_cfg, weights[0])
-
-
 def act_and_step(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, frontier_only: jax.Array, board_weights: jax.Array | None,
 ) -> tuple[ms_env.EnvState, jax.Array, Transition]:
     """One rollout step of every game: sample an action from the masked policy, play it.
 
-    Returns ``(next env_states, next key, Transition)``. The env step gates work on its
-    whole batch (any game finished, pending cascades), so it runs per device.
+    Returns ``(next env_states, next key, Transition)``. The env step runs per device
+    (``batchplay.step_games``).
     """
     num_games = env_states.done.shape[0]
     key, action_key = jax.random.split(key)
@@ -269,13 +260,7 @@ def act_and_step(
     on_frontier = jnp.take_along_axis(near, cell[:, None], axis=1)[:, 0]
     off_frontier = is_reveal & ~on_frontier & jnp.any(near, axis=1)
 
-    if board_weights is None:
-        step = distributed.per_device(functools.partial(_step_games, env_cfg))
-        next_states, reward, done, info = step(env_states, action)
-    else:
-        step = distributed.per_device(functools.partial(_step_mixed_games, env_cfg))
-        per_game = jnp.broadcast_to(board_weights, (num_games,) + board_weights.shape)
-        next_states, reward, done, info = step(env_states, action, per_game)
+    next_states, reward, done, info = batchplay.step_games(env_states, action, env_cfg, board_weights)
     label_mask = ~env_states.revealed & env_states.first_click_done[:, None, None]
     if env_cfg.boards:
         label_mask = label_mask & _playable_games(env_states, env_cfg)
@@ -309,7 +294,7 @@ def collect_trajectories(
     def env_step(carry, _):
         env_states, key = carry
         share = ppo_cfg.random_first_click_share  # opened before the policy sees them, so never its move
-        env_states, key = curriculum_lib.random_first_clicks(env_states, key, share, env_cfg, board_weights)
+        env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg, board_weights)
         env_states, key, transition = act_and_step(
             env_states, key, train_state.params, apply_fn, env_cfg, frontier_only, board_weights
         )
@@ -390,13 +375,11 @@ def update_minibatch(
     micro-batches): ``(params, opt_state)`` -> the next, and the step's metrics (the
     loss's, ``loss`` and ``grad_norm``)."""
     params, opt_state = carry
-    (loss, metrics), grads = losses.microbatched_value_and_grad(
+    params, opt_state, metrics = batchplay.gradient_step(
         lambda p, batch, totals: losses.ppo_loss(p, apply_fn, batch, ppo_cfg, totals), losses.ppo_totals,
-        params, minibatch, ppo_cfg.microbatch_size, distributed.constrain_to_games,
+        params, opt_state, minibatch, optimizer, ppo_cfg.microbatch_size,
     )
-    updates, opt_state = optimizer.update(grads, opt_state, params)
-    params = optax.apply_updates(params, updates)
-    return (params, opt_state), {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}
+    return (params, opt_state), metrics
 
 
 def update_epoch(
