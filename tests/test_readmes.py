@@ -154,6 +154,8 @@ def check_parses(argv: list[str]) -> None:
         play.parse_args(argv[3:])
     elif argv[:3] == ["python", "-m", "msjax.serve"]:
         serve.parse_args(argv[3:])
+    elif argv[:3] == ["python", "-m", "ruff"]:
+        assert argv[3:] == ["check", "."] and "[tool.ruff" in (REPOSITORY / "pyproject.toml").read_text()
     elif argv[:3] == ["python", "-m", "pytest"]:
         assert (REPOSITORY / argv[-1]).is_dir()
     elif argv[0] == "python" and argv[1].endswith(".py"):
