@@ -39,6 +39,15 @@ from msjax import stages as stages_lib
 
 WIN_RATE = "win_rate"
 
+RENAMED_ARRAYS = {"curriculum.level": "curriculum.stage"}
+"""Arrays of today's states whose checkpoints, written before a rename, store them under
+another name (today's name -> the stored one); a restore reads either."""
+
+
+def _stored(by_name: dict[str, Any], name: str) -> Any:
+    """The entry of ``by_name`` (a mapping of stored array names) for today's ``name``."""
+    return by_name[name] if name in by_name else by_name.get(RENAMED_ARRAYS.get(name, name))
+
 
 class CheckpointError(ValueError):
     """A checkpoint is missing, damaged, or does not fit the requested run."""
@@ -268,7 +277,7 @@ class Checkpoints:
                 f"{type(err).__name__}: {_first_line(err)}"
             ) from err
         _check_matches(restored, abstract, self.path(step))
-        check_intact(restored, self._meta(step).get("digests"), self.path(step))
+        check_intact(restored, _renamed_digests(self._meta(step).get("digests")), self.path(step))
         if shardings is not None:
             return keys_from_data(restored, template)
         # Orbax returns arrays committed to a device; fresh states are uncommitted, and
@@ -295,18 +304,18 @@ class Checkpoints:
     def _restore_by_name(self, step: int, abstract: Any) -> Any:
         """The stored arrays, matched to ``abstract``'s leaves by name.
 
-        For checkpoints written before a state gained an optional field that is None in
-        this run (``TrainState.curriculum``, ``EnvState.board`` without a board mix): the
+        For checkpoints written before an array was renamed (``RENAMED_ARRAYS``), and
+        before a state gained an optional field that is None in this run (``PPOState.curriculum``, ``EnvState.board`` without a board mix): the
         tree on disk lacks that field, which has no arrays, so Orbax's structure check
         fails although every array is there.
         """
         stored = self._manager.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore()))["state"]
         by_name = {integrity.leaf_name(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(stored)}
         names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(abstract)]
-        missing = [name for name in names if name not in by_name]
+        missing = [name for name in names if _stored(by_name, name) is None]
         if missing:
             raise ValueError(f"arrays missing from the checkpoint: {', '.join(missing[:5])}")
-        return jax.tree.unflatten(jax.tree.structure(abstract), [by_name[name] for name in names])
+        return jax.tree.unflatten(jax.tree.structure(abstract), [_stored(by_name, name) for name in names])
 
     def _check_stored_shapes(self, step: int, abstract: Any) -> None:
         """Compares the arrays on disk with ``abstract`` before reading them, so a
@@ -321,7 +330,7 @@ class Checkpoints:
             ) from err
         on_disk = {integrity.leaf_name(path): leaf for path, leaf in stored_leaves}
         for path, want in jax.tree_util.tree_leaves_with_path(abstract):
-            got = on_disk.get(integrity.leaf_name(path))
+            got = _stored(on_disk, integrity.leaf_name(path))
             if got is not None and (tuple(got.shape) != want.shape or got.dtype != want.dtype):
                 raise CheckpointError(
                     f"checkpoint {self.path(step)} cannot be restored into this run's state: "
@@ -332,6 +341,13 @@ class Checkpoints:
     def _require(self, step: int) -> None:
         if step not in self.steps:
             raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
+
+
+def _renamed_digests(digests: dict[str, str] | None) -> dict[str, str] | None:
+    """``digests`` (by stored name) with each renamed array's under today's name too."""
+    if digests is None:
+        return None
+    return {**digests, **{new: digests[old] for new, old in RENAMED_ARRAYS.items() if old in digests}}
 
 
 def _first_line(err: BaseException) -> str:

@@ -274,7 +274,8 @@ _FALSE = {"false", "no", "off", "0"}
 
 
 def _coerce(value: Any, hint: Any, key: str, text: str | None = None) -> Any:
-    """``value`` converted to ``hint`` (int, float, bool, str, tuple[...], unions with None)."""
+    """``value`` converted to ``hint`` (int, float, bool, str, tuple[...], a NamedTuple,
+    unions with None)."""
     text = str(value) if text is None else text
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
@@ -313,6 +314,11 @@ def _coerce(value: Any, hint: Any, key: str, text: str | None = None) -> Any:
             return tuple(_coerce(item, arm, key) for item, arm in zip(items, args))
     elif hint is Any:
         return value
+    elif isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):  # a NamedTuple
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        fields = typing.get_type_hints(hint)
+        if len(items) == len(fields):
+            return hint(*(_coerce(item, arm, key) for item, arm in zip(items, fields.values())))
     raise ValueError(f"{key}={text!r}: expected {_type_name(hint)}")
 
 

@@ -110,8 +110,8 @@ def main(workdir: Path) -> dict:
         "make_stages_imitation": error_of(lambda: train.make_stages(uneven_il, meshes[4])),
         "jit_chunk": error_of(
             lambda: distributed.jit_chunk(
-                ppo.train_chunk_fn(uneven.env, uneven.model, uneven.ppo, 1),
-                jax.eval_shape(lambda k: ppo.init_train_state(k, uneven.env, uneven.model, uneven.ppo), jax.random.key(0)),
+                ppo.ppo_chunk_fn(uneven.env, uneven.model, uneven.ppo, 1),
+                jax.eval_shape(lambda k: ppo.init_ppo_state(k, uneven.env, uneven.model, uneven.ppo), jax.random.key(0)),
                 meshes[4],
                 "ppo.num_envs",
             )

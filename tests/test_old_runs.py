@@ -57,4 +57,4 @@ def test_a_run_saved_before_the_renames_resumes_at_its_curriculum_level(old_run)
     finally:
         checkpoints.close()
     assert (step, index, int(state.update)) == (4, 1, 2)
-    assert int(np.asarray(state.curriculum.stage)) == 1  # promoted to the second board
+    assert int(np.asarray(state.curriculum.level)) == 1  # promoted to the second board

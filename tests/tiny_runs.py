@@ -29,8 +29,8 @@ TINY = ExperimentConfig(
 )
 
 
-def fresh_ppo_state(cfg: ExperimentConfig = TINY, seed: int = 0) -> ppo.TrainState:
-    return ppo.init_train_state(jax.random.key(seed), cfg.env, cfg.model, cfg.ppo)
+def fresh_ppo_state(cfg: ExperimentConfig = TINY, seed: int = 0) -> ppo.PPOState:
+    return ppo.init_ppo_state(jax.random.key(seed), cfg.env, cfg.model, cfg.ppo)
 
 
 def saved_run(run_dir: Path, cfg: ExperimentConfig = TINY, steps=(1,), metrics=None) -> Path:

@@ -31,6 +31,7 @@ replicated, gradients averaged over all games' states).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable
 
 import flax
@@ -38,7 +39,6 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models, solver
@@ -170,8 +170,10 @@ class ImitationState:
     update: jax.Array
 
 
+@functools.lru_cache(maxsize=32)
 def make_optimizer(il_cfg: ImitationConfig) -> optax.GradientTransformation:
-    """Global-norm clipping then AdamW, cosine-decayed over the stage when ``anneal_lr``."""
+    """Global-norm clipping then AdamW, cosine-decayed over the stage when ``anneal_lr``;
+    built once per config, for the state's initialisation and the chunk alike."""
     schedule = losses.lr_schedule(il_cfg.lr, il_cfg.num_updates, il_cfg.anneal_lr)
     return losses.clipped_adamw(schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
 
@@ -325,15 +327,24 @@ def make_imitation_chunk(
 # ----------------------------------------------------------------------------- the stage
 
 
+def imitation_env(env_cfg: ms_env.EnvConfig) -> ms_env.EnvConfig:
+    """The game the imitation stage plays: a board mix's first board, unpadded (the rule
+    solver reads whole boards) but with the same observation channels; else ``env_cfg``."""
+    if not env_cfg.boards:
+        return env_cfg
+    first = env_cfg.boards[0]
+    return dataclasses.replace(env_cfg, H=first.rows, W=first.cols, mine_count=first.fewest, boards=(first,))
+
+
 def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> ImitationState:
     """``init_imitation_state`` for an experiment config, on the game imitation plays
-    (``curriculum.imitation_env``)."""
-    return init_imitation_state(key, curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation, params=params)
+    (``imitation_env``)."""
+    return init_imitation_state(key, imitation_env(cfg.env), cfg.model, cfg.imitation, params=params)
 
 
 def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
     """``imitation_chunk_fn`` for an experiment config."""
-    return imitation_chunk_fn(curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation, num_updates)
+    return imitation_chunk_fn(imitation_env(cfg.env), cfg.model, cfg.imitation, num_updates)
 
 
 STAGE = StageSpec(

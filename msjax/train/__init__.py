@@ -41,6 +41,7 @@ from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
 from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
+from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import runlog
 from msjax import stages as stages_lib
@@ -172,7 +173,7 @@ class RunContext:
 def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
     """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
     evaluation of a run, so evaluations compare like with like); with a board mix,
-    ``episodes`` games on each board (``curriculum.evaluate_boards``).
+    ``episodes`` games on each board (``evaluate.evaluate_boards``).
 
     Every process plays the same boards on its own default device (so all agree on the
     checkpoint's win rate); the parameters are copied there from their mesh.
@@ -182,7 +183,7 @@ def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[s
     batch_size = cfg.run.eval_batch_size
     if cfg.env.boards:
         eval_mines = cfg.curriculum.eval_mines or (None,) * len(cfg.env.boards)
-        return curriculum_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
+        return evaluate_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
     return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
 
 
@@ -260,12 +261,12 @@ def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any]
     current = getattr(state, "curriculum", None)
     if current is None:
         return state
-    win_rates = curriculum_lib.board_win_rates(results, ctx.cfg.env)
+    win_rates = evaluate_lib.board_win_rates(results, ctx.cfg.env)
     promoted, changed = curriculum_lib.promote(distributed.host_value(current), win_rates, update, ctx.cfg.curriculum)
     if not changed:
         return state
-    to_level = int(promoted.stage)
-    board = curriculum_lib.board_name(ctx.cfg.env.boards[to_level])
+    to_level = int(promoted.level)
+    board = ms_env.board_name(ctx.cfg.env.boards[to_level])
     ctx.writer.write_promotion(stage, update, to_level, board, win_rates[to_level - 1])
     ctx.progress.promoted(stage, update, board)
     return state.replace(curriculum=distributed.put_like(promoted, current))
