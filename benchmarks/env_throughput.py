@@ -7,7 +7,7 @@ new game on every board that finished. Measured:
 * ``msjax``: ``env.action_mask`` + ``env.batch_step`` in a jitted ``lax.scan`` of
   ``--steps`` steps; compile time (lower + compile) is reported apart from the steady
   state (later calls, ``block_until_ready``).
-* ``numpy``: ``benchmarks/numpy_env.py``, the seed's original design (vectorised NumPy on
+* ``numpy``: ``msjax/env/numpy_env.py``, the seed's original design (vectorised NumPy on
   the CPU, same rules as msjax), stepped from a Python loop.
 * ``msjax+obs``: the same, with ``env.observe`` of every board kept in the scan's carry,
   as a training loop keeps the observation its policy reads next: the fair baseline for
@@ -40,20 +40,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import time
-from pathlib import Path
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.numpy_env import NumpyMinesweeper, random_hidden_cells  # noqa: E402
-from msjax import env  # noqa: E402
-from msjax.adapters import make  # noqa: E402
-from msjax.env import EnvConfig  # noqa: E402
+from msjax import env
+from msjax.adapters import make
+from msjax.env import EnvConfig
+from msjax.env.numpy_env import NumpyMinesweeper, random_hidden_cells
 
 DEFAULT_BOARDS = [f"{h}x{w}x{m}" for h, w, m in env.STANDARD_BOARDS.values()]
 IMPLS = ("msjax", "msjax+obs", "msjax-gymnax", "msjax-jumanji", "jumanji", "numpy")

@@ -3,7 +3,7 @@
 Every device count runs the same global batch (``--num-envs`` boards; each device steps
 ``num_envs / devices`` of them) in its own subprocess, so that on a CPU
 ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` can give it N simulated devices.
-Each subprocess compiles ``ppo.train_chunk_fn`` for an N-device mesh (``distributed.jit_chunk``), times the first
+Each subprocess compiles ``ppo.ppo_chunk_fn`` for an N-device mesh (``distributed.jit_chunk``), times the first
 call (compile + run) and ``--repeats`` steady calls of ``--updates`` updates. Reported
 per row: env steps/s = ``num_envs * steps_per_env * updates`` per second of a steady
 chunk, compile_s = first call minus one steady call, and ``vs_1`` = steps/s over the
@@ -69,7 +69,8 @@ def measure(devices: int, args: argparse.Namespace) -> dict:
     import jax
 
     sys.path.insert(0, str(REPO))
-    from msjax import distributed, models, ppo
+    from msjax import distributed, models
+    from msjax.stages import ppo
     from msjax import env as ms_env
 
     height, width, mines = ms_env.parse_board(args.board)
@@ -86,10 +87,10 @@ def measure(devices: int, args: argparse.Namespace) -> dict:
         total_updates=1000,
     )
     mesh = distributed.make_mesh(devices) if devices else None
-    state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
-    chunk_fn = ppo.train_chunk_fn(env_cfg, model_cfg, ppo_cfg, args.updates)
+    state = ppo.init_ppo_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
+    chunk_fn = ppo.ppo_chunk_fn(env_cfg, model_cfg, ppo_cfg, args.updates)
     if mesh is None:
-        chunk = ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, args.updates)
+        chunk = ppo.make_ppo_chunk(env_cfg, model_cfg, ppo_cfg, args.updates)
     else:
         chunk = distributed.jit_chunk(chunk_fn, jax.eval_shape(lambda: state), mesh, "ppo.num_envs")
         state = distributed.place(state, mesh)

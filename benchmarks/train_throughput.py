@@ -1,6 +1,6 @@
 """Training throughput: env steps/s of the whole PPO loop (rollout + GAE + update).
 
-For each board x ``num_envs`` it builds ``ppo.make_train_chunk`` for ``--updates``
+For each board x ``num_envs`` it builds ``ppo.make_ppo_chunk`` for ``--updates``
 updates, times the first call (compile + run) and then ``--repeats`` more calls of the
 compiled chunk. Reported per row: env steps/s = ``num_envs * steps_per_env * updates``
 per second of a steady-state chunk (the rollout's env steps; each update also trains
@@ -29,7 +29,8 @@ import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from msjax import env as ms_env  # noqa: E402
-from msjax import models, ppo  # noqa: E402
+from msjax import models  # noqa: E402
+from msjax.stages import ppo  # noqa: E402
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -68,8 +69,8 @@ def measure(board: str, num_envs: int, args: argparse.Namespace, microbatch_size
         frontier_mask_until_updates=0,
         microbatch_size=microbatch_size,
     )
-    chunk = ppo.make_train_chunk(env_cfg, model_cfg, ppo_cfg, args.updates)
-    state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
+    chunk = ppo.make_ppo_chunk(env_cfg, model_cfg, ppo_cfg, args.updates)
+    state = ppo.init_ppo_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
     jax.block_until_ready(state)
 
     start = time.perf_counter()

@@ -12,17 +12,19 @@ gradient up to float rounding): every compiled chunk fits a 16 GB card by XLA's 
 analysis (``python -m msjax.memory configs/beginner.py --config.model.conv_impl=xla``;
 benchmarks/RESULTS.md).
 
-The recipe that won on this CPU (configs/small.py, benchmarks/RESULTS.md, "Agents against
-their teacher") is adopted, scaled: imitation also teaches the first click (``opening_weight``: the solver's opening is the
-label of the board before the first click) and, lightly, the solver's move where nothing
-is proven (``guess_weight=0.1``), and the network is at least four 64-channel layers deep. Together with more imitation updates they took small.py from 78.8% to 86%.
+The recipe of configs/small.py is adopted, scaled: imitation also teaches the first click
+(``opening_weight``) and, lightly, the solver's move where nothing is proven
+(``guess_weight=0.1``), and the network is four 64-channel layers deep. What each of these
+was worth on small.py: benchmarks/RESULTS.md, "Agents against their teacher". This scale
+is unmeasured (no GPU was lent). ``intermediate.py``, ``expert.py`` and ``curriculum.py``
+derive from this config.
 """
 
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 
 def get_config() -> ExperimentConfig:

@@ -27,63 +27,37 @@ per-board evaluations, checkpoints) end to end in one to two minutes::
 (A run this short wins no games, so it stays on 8x8; ``tests/test_curriculum.py`` checks
 promotion, its log and its checkpoint on a scripted evaluation.)
 
-The recipe that won on this CPU (configs/small.py, benchmarks/RESULTS.md, "Agents against
-their teacher") is adopted, scaled: imitation also teaches the first click (``opening_weight``: the solver's opening is the
-label of the board before the first click) and, lightly, the solver's move where nothing
-is proven (``guess_weight=0.1``), and the network is at least four 64-channel layers deep. Together with more imitation updates they took small.py from 78.8% to 86%.
+Everything else is ``expert.py`` (its network, PPO and imitation recipe), with the
+stages' lengths, micro-batches and evaluation sizes below.
 """
 
-from msjax.config import ExperimentConfig, RunConfig
-from msjax.curriculum import CurriculumConfig
+import dataclasses
+
+from msjax.config import ExperimentConfig, apply_overrides, load_config
 from msjax.env import EnvConfig, board_spec
-from msjax.imitation import ImitationConfig
-from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.curriculum import CurriculumConfig
 
 
 def get_config() -> ExperimentConfig:
-    return ExperimentConfig(
-        env=EnvConfig(
-            H=16,
-            W=30,
-            guarantee_safe_neighborhood=True,
-            boards=(
-                board_spec(8, 8, density_band=(0.12, 0.20)),  # 8..12 mines
-                board_spec(16, 16, density_band=(0.12, 0.20)),  # 31..51 mines
-                board_spec(16, 30, density_band=(0.15, 0.21)),  # 72..100 mines
-            ),
-        ),
-        curriculum=CurriculumConfig(
-            enabled=True,
-            promote_at=(0.30, 0.30),
-            replay_fraction=0.2,
-            preview_fraction=0.1,
-            eval_mines=(10, 40, 99),
-        ),
-        model=ModelConfig(
-            residual=True, num_res_blocks=8, res_channels=64, dtype="bfloat16", flag_actions=False
-        ),
-        imitation=ImitationConfig(
-            enabled=True, num_envs=4096, steps_per_update=16, num_updates=2000, lr=1e-3, learner_fraction=0.5,
-            opening_weight=1.0, guess_weight=0.1,
-            microbatch_size=4096,
-        ),
-        ppo=PPOConfig(
-            num_envs=4096,
-            steps_per_env=32,
-            mini_batches=8,
-            ppo_epochs=3,
-            frontier_mask_until_updates=0,  # off: not measured at this scale (small.py: RESULTS.md, issue 16)
-            total_updates=8000,
-            microbatch_size=512,
-        ),
-        run=RunConfig(
-            chunk_updates=25,
-            eval_every_updates=100,
-            eval_episodes=2000,
-            final_eval_episodes=10000,
-            eval_batch_size=2000,
-            checkpoint_every_updates=250,
-            workdir="runs/curriculum",
-        ),
+    cfg = apply_overrides(
+        load_config("expert"),
+        [
+            "imitation.num_updates=2000",
+            "imitation.microbatch_size=4096",
+            "ppo.total_updates=8000",
+            "run.eval_every_updates=100",
+            "run.eval_episodes=2000",
+            "run.eval_batch_size=2000",
+            "run.workdir=runs/curriculum",
+        ],
     )
+    boards = (
+        board_spec(8, 8, density_band=(0.12, 0.20)),  # 8..12 mines
+        board_spec(16, 16, density_band=(0.12, 0.20)),  # 31..51 mines
+        board_spec(16, 30, density_band=(0.15, 0.21)),  # 72..100 mines
+    )
+    curriculum = CurriculumConfig(
+        enabled=True, promote_at=(0.30, 0.30), replay_fraction=0.2, preview_fraction=0.1, eval_mines=(10, 40, 99)
+    )
+    env = EnvConfig(H=16, W=30, guarantee_safe_neighborhood=True, boards=boards)
+    return dataclasses.replace(cfg, env=env, curriculum=curriculum)

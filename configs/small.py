@@ -1,9 +1,9 @@
 """8x8 boards with 10 mines and an opening start, sized for a 2-core CPU.
 
-``python -m msjax.train --config configs/small.py`` trains within ten minutes on a 2-core
-CPU, compile included, and its agent (choosing its own first click) wins about 86% of
-opening-start games; its teacher, the JAX rule solver, wins 89%, the exact-probability
-player 90% (benchmarks/RESULTS.md, "Agents against their teacher"). Nearly all of it is
+``python -m msjax.train --config configs/small.py`` trains in minutes on a 2-core CPU,
+and its agent (choosing its own first click) wins about 86% of opening-start games, a few
+points short of its teacher, the JAX rule solver (figures, times and the machines:
+benchmarks/RESULTS.md, "Agents against their teacher"). Nearly all of it is
 imitation of the rule solver on 128 boards, half played by the solver and half by the
 network itself (``learner_fraction``, DAgger). Every state is labelled by the solver:
 
@@ -16,10 +16,9 @@ network itself (``learner_fraction``, DAgger). Every state is labelled by the so
 A short PPO stage with a small learning rate then fine-tunes on the game's own rewards.
 The policy only reveals (``flag_actions=False``).
 
-What each choice was worth, measured on this config (RESULTS.md): four 64-channel layers
-and 5000 updates instead of (32, 64, 64) and 3000, 78.8% -> 84.0%; the opening label,
--> 86.2%; the guess label at 0.1, -> 86.9% (less guessing after layer-3 proofs). A longer
-PPO stage in place of imitation updates, at equal wall time, did not pay (RESULTS.md).
+What each choice was worth, measured on this config (the network's depth, the updates, the
+opening and guess labels, a longer PPO stage instead of imitation updates): RESULTS.md,
+"configs/small.py: what each lever was worth".
 
 Decisions on the core spec's items (issue 16, RESULTS.md): the frontier-only reveal mask
 is on for all 20 PPO updates; random first clicks stay off; the imitation lr stays 2e-3
@@ -29,9 +28,9 @@ Conv->GroupNorm->ReLU blocks stay.
 
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 
 def get_config() -> ExperimentConfig:

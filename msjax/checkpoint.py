@@ -2,8 +2,8 @@
 
 A checkpoint directory (``runs/NAME/checkpoints/<step>``) holds two items: ``state``,
 the stage's state pytree exactly as training carries it (parameters, optimizer state,
-boards in play, PRNG key, update counter), and ``meta``, JSON with the stage
-(``"imitation"`` or ``"ppo"``), the stage's update counter and the full config. Typed
+boards in play, PRNG key, update counter), and ``meta``, JSON with the stage's name
+(``msjax.stages.STAGES``), the stage's update counter and the full config. Typed
 PRNG keys are stored as their raw key data and wrapped again on restore. The manager
 keeps the last ``keep`` checkpoints and the best one by evaluation win rate (Orbax
 preservation policies ``LatestN`` + ``BestN``).
@@ -34,15 +34,19 @@ import orbax.checkpoint as ocp
 
 from msjax import agent as agent_lib
 from msjax import config as config_lib
-from msjax import curriculum as curriculum_lib
 from msjax import checkpoint_integrity as integrity
-from msjax import imitation, ppo
+from msjax import stages as stages_lib
 
-STAGES = ("imitation", "ppo")
 WIN_RATE = "win_rate"
 
-# Sections whose values fix the shapes in a checkpoint or the game it was trained on.
-_SHAPE_FIELDS = ("ppo.num_envs", "imitation.num_envs")
+RENAMED_ARRAYS = {"curriculum.level": "curriculum.stage"}
+"""Arrays of today's states whose checkpoints, written before a rename, store them under
+another name (today's name -> the stored one); a restore reads either."""
+
+
+def _stored(by_name: dict[str, Any], name: str) -> Any:
+    """The entry of ``by_name`` (a mapping of stored array names) for today's ``name``."""
+    return by_name[name] if name in by_name else by_name.get(RENAMED_ARRAYS.get(name, name))
 
 
 class CheckpointError(ValueError):
@@ -97,21 +101,6 @@ def keys_from_data(tree: Any, template: Any) -> Any:
     """Inverse of ``keys_to_data``: wraps the leaves that are keys in ``template``
     (concrete or abstract) with the default key implementation."""
     return jax.tree.map(lambda x, t: jax.random.wrap_key_data(x) if _is_key(t) else x, tree, template)
-
-
-def abstract_state(stage: str, cfg: config_lib.ExperimentConfig) -> Any:
-    """The shapes and dtypes (no values) of stage ``stage``'s state under ``cfg``."""
-    key = jax.random.key(0)
-    if stage == "ppo":
-        return jax.eval_shape(lambda k: ppo.init_train_state(k, cfg.env, cfg.model, cfg.ppo), key)
-    if stage == "imitation":
-        return jax.eval_shape(
-            lambda k: imitation.init_imitation_state(
-                k, curriculum_lib.imitation_env(cfg.env), cfg.model, cfg.imitation
-            ),
-            key,
-        )
-    raise ValueError(f"stage={stage!r} must be one of {STAGES}")
 
 
 # ----------------------------------------------------------------------------- paths
@@ -202,8 +191,7 @@ class Checkpoints:
         metrics: dict[str, float] | None = None,
     ) -> Path:
         """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``."""
-        if stage not in STAGES:
-            raise ValueError(f"stage={stage!r} must be one of {STAGES}")
+        stages_lib.stage_named(stage)  # a ValueError naming the stages for any other name
         state = keys_to_data(state)
         meta = {
             "stage": stage,
@@ -231,7 +219,7 @@ class Checkpoints:
                 f"checkpoint {self.path(step)} has no readable metadata (damaged, or not written "
                 f"by msjax): {type(err).__name__}: {_first_line(err)}"
             ) from err
-        if stage not in STAGES:
+        if stage not in [known.name for known in stages_lib.STAGES]:
             raise CheckpointError(f"checkpoint {self.path(step)} names an unknown stage {stage!r}")
         metrics = self._manager.metrics(step)
         return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
@@ -289,7 +277,7 @@ class Checkpoints:
                 f"{type(err).__name__}: {_first_line(err)}"
             ) from err
         _check_matches(restored, abstract, self.path(step))
-        check_intact(restored, self._meta(step).get("digests"), self.path(step))
+        check_intact(restored, _renamed_digests(self._meta(step).get("digests")), self.path(step))
         if shardings is not None:
             return keys_from_data(restored, template)
         # Orbax returns arrays committed to a device; fresh states are uncommitted, and
@@ -316,18 +304,18 @@ class Checkpoints:
     def _restore_by_name(self, step: int, abstract: Any) -> Any:
         """The stored arrays, matched to ``abstract``'s leaves by name.
 
-        For checkpoints written before a state gained an optional field that is None in
-        this run (``TrainState.curriculum``, ``EnvState.board`` without a board mix): the
+        For checkpoints written before an array was renamed (``RENAMED_ARRAYS``), and
+        before a state gained an optional field that is None in this run (``PPOState.curriculum``, ``EnvState.board`` without a board mix): the
         tree on disk lacks that field, which has no arrays, so Orbax's structure check
         fails although every array is there.
         """
         stored = self._manager.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore()))["state"]
         by_name = {integrity.leaf_name(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(stored)}
         names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(abstract)]
-        missing = [name for name in names if name not in by_name]
+        missing = [name for name in names if _stored(by_name, name) is None]
         if missing:
             raise ValueError(f"arrays missing from the checkpoint: {', '.join(missing[:5])}")
-        return jax.tree.unflatten(jax.tree.structure(abstract), [by_name[name] for name in names])
+        return jax.tree.unflatten(jax.tree.structure(abstract), [_stored(by_name, name) for name in names])
 
     def _check_stored_shapes(self, step: int, abstract: Any) -> None:
         """Compares the arrays on disk with ``abstract`` before reading them, so a
@@ -342,7 +330,7 @@ class Checkpoints:
             ) from err
         on_disk = {integrity.leaf_name(path): leaf for path, leaf in stored_leaves}
         for path, want in jax.tree_util.tree_leaves_with_path(abstract):
-            got = on_disk.get(integrity.leaf_name(path))
+            got = _stored(on_disk, integrity.leaf_name(path))
             if got is not None and (tuple(got.shape) != want.shape or got.dtype != want.dtype):
                 raise CheckpointError(
                     f"checkpoint {self.path(step)} cannot be restored into this run's state: "
@@ -353,6 +341,13 @@ class Checkpoints:
     def _require(self, step: int) -> None:
         if step not in self.steps:
             raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
+
+
+def _renamed_digests(digests: dict[str, str] | None) -> dict[str, str] | None:
+    """``digests`` (by stored name) with each renamed array's under today's name too."""
+    if digests is None:
+        return None
+    return {**digests, **{new: digests[old] for new, old in RENAMED_ARRAYS.items() if old in digests}}
 
 
 def _first_line(err: BaseException) -> str:
@@ -418,11 +413,9 @@ def check_compatible(saved: config_lib.ExperimentConfig, current: config_lib.Exp
     returned, so the caller can report them.
     """
     changed = config_lib.differences(saved, current)
-    fatal = [
-        line
-        for line in changed
-        if line.startswith(("env.", "model.")) or line.split(":")[0] in _SHAPE_FIELDS
-    ]
+    # the games in play of every stage fix the shapes of its state
+    shape_fields = [stage.setting(stage.games_field) for stage in stages_lib.STAGES]
+    fatal = [line for line in changed if line.startswith(("env.", "model.")) or line.split(":")[0] in shape_fields]
     if fatal:
         raise CheckpointError(
             "the checkpoint was trained with a different game, network or batch size: "
@@ -455,7 +448,8 @@ def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True
 
     def load(chosen: int) -> tuple[CheckpointInfo, Any]:
         info = checkpoints.info(chosen)
-        return info, checkpoints.restore(chosen, abstract_state(info.stage, info.config))
+        template = stages_lib.stage_named(info.stage).abstract_state(info.config)
+        return info, checkpoints.restore(chosen, template)
 
     try:
         if named_step is not None or not isinstance(step, str):

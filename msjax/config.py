@@ -22,11 +22,11 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
-from msjax.curriculum import CurriculumConfig, validate_with_env
+from msjax.stages.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
 
@@ -97,16 +97,6 @@ def _check_int(section: Any, name: str, low: int) -> None:
         raise ValueError(f"{type(section).__name__}.{name}={value!r} must be an int >= {low}")
 
 
-SECTION_TYPES: dict[str, type] = {
-    "env": EnvConfig,
-    "model": ModelConfig,
-    "ppo": PPOConfig,
-    "imitation": ImitationConfig,
-    "run": RunConfig,
-    "curriculum": CurriculumConfig,
-}
-
-
 @dataclasses.dataclass(frozen=True)
 class ExperimentConfig:
     """One experiment: the game, the network, both training stages and the run.
@@ -130,6 +120,10 @@ class ExperimentConfig:
                     f"ExperimentConfig.{name} must be a {section_type.__name__}, got {type(value).__name__}"
                 )
         validate_with_env(self.curriculum, self.env)
+
+
+SECTION_TYPES: dict[str, type] = {field.name: type(field.default) for field in dataclasses.fields(ExperimentConfig)}
+"""Each section of an ``ExperimentConfig`` and its config class (read from the fields)."""
 
 
 # ----------------------------------------------------------------------------- files
@@ -280,7 +274,8 @@ _FALSE = {"false", "no", "off", "0"}
 
 
 def _coerce(value: Any, hint: Any, key: str, text: str | None = None) -> Any:
-    """``value`` converted to ``hint`` (int, float, bool, str, tuple[...], unions with None)."""
+    """``value`` converted to ``hint`` (int, float, bool, str, tuple[...], a NamedTuple,
+    unions with None)."""
     text = str(value) if text is None else text
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
@@ -319,6 +314,11 @@ def _coerce(value: Any, hint: Any, key: str, text: str | None = None) -> Any:
             return tuple(_coerce(item, arm, key) for item, arm in zip(items, args))
     elif hint is Any:
         return value
+    elif isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):  # a NamedTuple
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        fields = typing.get_type_hints(hint)
+        if len(items) == len(fields):
+            return hint(*(_coerce(item, arm, key) for item, arm in zip(items, fields.values())))
     raise ValueError(f"{key}={text!r}: expected {_type_name(hint)}")
 
 

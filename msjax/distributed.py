@@ -171,14 +171,14 @@ def batch_sharded(mesh: Mesh) -> NamedSharding:
 
 
 def state_shardings(state: Any, mesh: Mesh) -> Any:
-    """A pytree like ``state`` (a ``TrainState`` or ``ImitationState``, concrete or
+    """A pytree like ``state`` (a ``PPOState`` or ``ImitationState``, concrete or
     abstract) of its leaves' shardings: ``env_states`` batch-sharded, the rest replicated."""
     full = jax.tree.map(lambda _: replicated(mesh), state)
     return full.replace(env_states=jax.tree.map(lambda _: batch_sharded(mesh), state.env_states))
 
 
 def place(state: Any, mesh: Mesh) -> Any:
-    """``state`` (a concrete ``TrainState`` or ``ImitationState``, the same value in every
+    """``state`` (a concrete ``PPOState`` or ``ImitationState``, the same value in every
     process) put on ``mesh`` as ``state_shardings`` says; each process fills only the
     shards of its own devices (``jax.device_put`` cannot target other processes' devices)."""
 

@@ -2,7 +2,7 @@
 objective, and the optimizer with its learning-rate schedule.
 
 Everything here is a pure function of arrays and a few hyper-parameters; nothing knows
-of boards in play, rollouts or devices (``msjax.ppo`` and ``msjax.imitation`` run the
+of boards in play, rollouts or devices (``msjax.stages.ppo`` and ``msjax.stages.imitation`` run the
 algorithms that call these). The loss functions read their hyper-parameters from any
 object with the fields their ``Protocol`` names (``PPOConfig``, ``ImitationConfig``).
 """
@@ -23,7 +23,7 @@ ApplyFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array, jax.Array]]
 
 
 class PPOLossConfig(Protocol):
-    """The hyper-parameters ``ppo_loss`` reads (``msjax.ppo.PPOConfig`` has them)."""
+    """The hyper-parameters ``ppo_loss`` reads (``msjax.stages.ppo.PPOConfig`` has them)."""
 
     clip_eps: float
     clip_eps_v: float
@@ -34,7 +34,7 @@ class PPOLossConfig(Protocol):
 
 
 class ImitationLossConfig(Protocol):
-    """The hyper-parameters ``imitation_loss`` reads (``msjax.imitation.ImitationConfig``)."""
+    """The hyper-parameters ``imitation_loss`` reads (``msjax.stages.imitation.ImitationConfig``)."""
 
     guess_weight: float
     opening_weight: float

@@ -32,7 +32,6 @@ from msjax.config import ExperimentConfig
 from msjax.runlog import StageInfo
 
 RUN_FILES = ("config.json", "metrics.jsonl", "tb", "final_eval.json", "train.log")
-TARGET_FIELDS = {"imitation": "imitation.num_updates", "ppo": "ppo.total_updates"}
 
 
 def holds_run(run_dir: Path) -> bool:
@@ -131,14 +130,14 @@ def restore_checkpoint(
             raise checkpoint_lib.CheckpointError(
                 f"checkpoint {info.path} is from the {info.stage} stage, which this config does not run ({names})"
             )
-        target = stages[names.index(info.stage)].total_updates
-        if info.update > target:
-            field = TARGET_FIELDS[info.stage]
+        stage = stages[names.index(info.stage)]
+        if info.update > stage.total_updates:
+            target, field = stage.total_updates, stage.spec.setting(stage.spec.target_field)
             raise checkpoint_lib.CheckpointError(
                 f"checkpoint {info.path} is at {info.stage} update {info.update}, past this run's "
                 f"{field}={target}; set --config.{field} to at least {info.update}"
             )
-        template = checkpoint_lib.abstract_state(info.stage, cfg)
+        template = stage.spec.abstract_state(cfg)
         state = checkpoints.restore(chosen, template, distributed.state_shardings(template, mesh))
         return changed, names.index(info.stage), state
 
@@ -179,7 +178,7 @@ def finished_run(run_dir: Path, cfg: ExperimentConfig, stages: Sequence[StageInf
         if (info.stage, info.update) != (last.name, last.total_updates) or Path(final["checkpoint"]).name != str(step):
             return None
         checkpoint_lib.check_compatible(info.config, cfg)
-        checkpoints.restore(step, checkpoint_lib.abstract_state(info.stage, cfg))  # intact, or DamagedCheckpoint
+        checkpoints.restore(step, last.spec.abstract_state(cfg))  # intact, or DamagedCheckpoint
     except (checkpoint_lib.CheckpointError, ValueError, KeyError, TypeError, OSError):
         return None
     finally:

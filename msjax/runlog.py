@@ -21,10 +21,14 @@ from typing import Any, Protocol, Sequence, TextIO
 
 import numpy as np
 
+from msjax.stages import StageSpec
+
 
 class StageInfo(Protocol):
-    """Where a training stage sits in its run (``train.Stage`` has these fields)."""
+    """A training stage (``spec``) and where it sits in its run (``train.Stage`` has these
+    fields)."""
 
+    spec: StageSpec
     name: str
     total_updates: int
     first_step: int

@@ -20,7 +20,8 @@ import numpy as np
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 from msjax import checkpoint as checkpoint_lib  # noqa: E402
 from msjax import config as config_lib  # noqa: E402
-from msjax import distributed, ppo, train  # noqa: E402
+from msjax import distributed, train  # noqa: E402
+from msjax.stages import ppo  # noqa: E402
 from tiny_runs import TINY  # noqa: E402
 
 DEVICE_COUNTS = (1, 4)
@@ -82,7 +83,7 @@ def main(workdir: Path) -> dict:
     out["ppo"] = {n: {"params": as_lists(s.params), "metrics": as_lists(m)} for n, (s, m) in trained.items()}
 
     # Checkpoints across device counts: restore on the other count, train there.
-    template = checkpoint_lib.abstract_state("ppo", CFG)
+    template = ppo.STAGE.abstract_state(CFG)
     out["restored"] = {}
     for saved_on, restored_on in ((4, 1), (1, 4)):
         checkpoints = checkpoint_lib.Checkpoints(workdir / f"saved_on_{saved_on}", read_only=True)
@@ -109,8 +110,8 @@ def main(workdir: Path) -> dict:
         "make_stages_imitation": error_of(lambda: train.make_stages(uneven_il, meshes[4])),
         "jit_chunk": error_of(
             lambda: distributed.jit_chunk(
-                ppo.train_chunk_fn(uneven.env, uneven.model, uneven.ppo, 1),
-                jax.eval_shape(lambda k: ppo.init_train_state(k, uneven.env, uneven.model, uneven.ppo), jax.random.key(0)),
+                ppo.ppo_chunk_fn(uneven.env, uneven.model, uneven.ppo, 1),
+                jax.eval_shape(lambda k: ppo.init_ppo_state(k, uneven.env, uneven.model, uneven.ppo), jax.random.key(0)),
                 meshes[4],
                 "ppo.num_envs",
             )

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import config_for, position
+from drawings import config_for, position
 
 pytest.importorskip("jumanji", reason="msjax's Jumanji adapter needs jumanji: pip install -e '.[jumanji]'")
 

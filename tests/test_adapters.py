@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import config_for, position, stack
+from drawings import config_for, position, stack
 
 from msjax import adapters, env
 from msjax.env import EnvConfig

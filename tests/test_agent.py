@@ -109,7 +109,7 @@ def test_an_unknown_step_choice_is_rejected(run_dir):
 
 
 def test_first_click_at_opens_at_the_cell_then_leaves_the_moves_to_the_player():
-    from conftest import position
+    from drawings import position
 
     from msjax.agent import FirstClickAt, RandomAgent
 

@@ -10,6 +10,7 @@ import pytest
 from msjax import checkpoint as checkpoint_lib
 from msjax.checkpoint import CheckpointError, Checkpoints
 from msjax.config import apply_overrides
+from msjax.stages import ppo
 from tiny_runs import TINY, fresh_ppo_state, saved_run
 
 
@@ -25,7 +26,7 @@ def test_a_saved_state_restores_bit_exactly_with_typed_keys(tmp_path):
     state = fresh_ppo_state()
     checkpoints = Checkpoints(tmp_path)
     checkpoints.save(3, state, stage="ppo", update=3, cfg=TINY)
-    restored = checkpoints.restore(3, checkpoint_lib.abstract_state("ppo", TINY))
+    restored = checkpoints.restore(3, ppo.STAGE.abstract_state(TINY))
     assert_trees_identical(restored, state)
     assert jax.numpy.issubdtype(restored.key.dtype, jax.dtypes.prng_key)
     assert jax.numpy.issubdtype(restored.env_states.key.dtype, jax.dtypes.prng_key)
@@ -53,7 +54,7 @@ def test_restoring_into_another_board_size_names_the_mismatched_array(tmp_path):
     bigger = apply_overrides(TINY, ["env.H=5", "env.W=5"])
     expected = r"env_states\.\w+ is \w+\[16, 4, 4\] in the checkpoint, this run expects \w+\[16, 5, 5\]"
     with pytest.raises(CheckpointError, match=expected):
-        Checkpoints(tmp_path).restore(1, checkpoint_lib.abstract_state("ppo", bigger))
+        Checkpoints(tmp_path).restore(1, ppo.STAGE.abstract_state(bigger))
 
 
 def test_a_resume_refuses_another_game_or_network_and_names_the_fields():
@@ -79,7 +80,7 @@ def test_a_damaged_checkpoint_raises_a_clear_error(tmp_path):
             path.write_bytes(b"not a checkpoint")
     checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
     with pytest.raises(CheckpointError, match="cannot be restored"):
-        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+        checkpoints.restore(1, ppo.STAGE.abstract_state(TINY))
 
 
 def test_a_checkpoint_without_metadata_raises_a_clear_error(tmp_path):
@@ -134,7 +135,7 @@ def test_flipped_bytes_in_a_data_file_are_caught_at_restore_in_one_line(tmp_path
     checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
     # Raw bytes load as other (often NaN) numbers, compressed ones fail to decode: both are caught.
     with pytest.raises(CheckpointError, match=r"checkpoints/1 (is damaged|cannot be restored)") as error:
-        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+        checkpoints.restore(1, ppo.STAGE.abstract_state(TINY))
     assert "\n" not in str(error.value)
 
 
@@ -145,7 +146,7 @@ def test_arrays_that_differ_from_the_saved_ones_are_named_by_their_digest(tmp_pa
     shutil.copytree(state_2, state_1)  # readable, finite, and not what step 1 saved
     checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
     with pytest.raises(CheckpointError, match=r"checkpoints/1 is damaged: \S+ differs from the array that was saved"):
-        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+        checkpoints.restore(1, ppo.STAGE.abstract_state(TINY))
 
 
 def test_a_truncated_data_file_is_a_one_line_error(tmp_path):
@@ -154,7 +155,7 @@ def test_a_truncated_data_file_is_a_one_line_error(tmp_path):
     data_file.write_bytes(data_file.read_bytes()[:100])
     checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
     with pytest.raises(CheckpointError) as error:
-        checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+        checkpoints.restore(1, ppo.STAGE.abstract_state(TINY))
     assert "checkpoints/1 cannot be restored" in str(error.value) and "\n" not in str(error.value)
 
 
@@ -176,7 +177,7 @@ def test_a_checkpoint_saved_before_digests_still_loads(tmp_path):
     del meta["digests"]
     meta_file.write_text(json.dumps(meta))
     checkpoints = Checkpoints(tmp_path / "checkpoints", read_only=True)
-    assert_trees_identical(checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY)), fresh_ppo_state(seed=1))
+    assert_trees_identical(checkpoints.restore(1, ppo.STAGE.abstract_state(TINY)), fresh_ppo_state(seed=1))
 
 
 def test_load_agent_of_a_file_is_a_checkpoint_error(tmp_path):

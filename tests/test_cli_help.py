@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from msjax import play, serve, train
+from msjax.cli import play, serve, train
 from msjax.cli import evaluate as evaluate_cli
 from msjax.cli import memory as memory_cli
 from msjax.cli import viz as viz_cli

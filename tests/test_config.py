@@ -7,7 +7,7 @@ import pytest
 
 from msjax import config as config_lib
 from msjax.config import ExperimentConfig, RunConfig, apply_overrides, load_config
-from msjax.train import parse_args
+from msjax.cli.train import parse_args
 
 CONFIG_FILES = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.py"))
 BASE = ExperimentConfig()

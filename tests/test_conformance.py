@@ -1,6 +1,6 @@
 """One contract for every implementation of the rules: the JAX env (``env.step`` and
 ``env.batch_step``), the exact player's ``exact.Board`` and the NumPy baseline
-(``benchmarks/numpy_env.NumpyMinesweeper``) play the same games.
+(``msjax.env.numpy_env.NumpyMinesweeper``) play the same games.
 
 The contract is ``ReferenceGame``: the rules of ``msjax.env``'s package docstring as the
 plainest Python (a breadth-first flood fill, loops over cells). The contract games are
@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from benchmarks.numpy_env import NumpyMinesweeper
+from msjax.env.numpy_env import NumpyMinesweeper
 from msjax import env, exact
 
 PLAIN = env.EnvConfig(H=5, W=6, mine_count=10)

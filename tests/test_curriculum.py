@@ -9,13 +9,14 @@ import pytest
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import curriculum, distributed, env, losses, ppo, train
+from msjax import distributed, env, evaluate, losses, train
+from msjax.stages import curriculum, imitation, ppo
 from msjax.config import ExperimentConfig, RunConfig
-from msjax.curriculum import CurriculumConfig
+from msjax.stages.curriculum import CurriculumConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 BOARDS = ((4, 4, 2, 2), (4, 5, 2, 4))  # 4x4x2 padded to 4x5, then 4x5 with 2-4 mines
 MIXED = ExperimentConfig(
@@ -34,10 +35,10 @@ MIXED = ExperimentConfig(
         tensorboard=False,
     ),
 )
-NAMES = [curriculum.board_name(board) for board in BOARDS]
+NAMES = [env.board_name(board) for board in BOARDS]
 
 
-def test_mixture_weights_follow_the_stage():
+def test_mixture_weights_follow_the_level():
     cfg = CurriculumConfig(enabled=True, promote_at=(0.3, 0.3), replay_fraction=0.2, preview_fraction=0.1)
     np.testing.assert_allclose(curriculum.mixture_weights(0, 3, cfg), [0.9, 0.1, 0.0])
     np.testing.assert_allclose(curriculum.mixture_weights(1, 3, cfg), [0.2, 0.7, 0.1])
@@ -49,16 +50,16 @@ def test_promotion_needs_the_current_boards_win_rate_above_its_threshold():
     cfg = CurriculumConfig(enabled=True, promote_at=(0.3, 0.5))
     state = curriculum.init_state(EnvConfig(H=4, W=5, boards=BOARDS + ((3, 5, 2, 2),)), cfg)
     same, promoted = curriculum.promote(state, [0.3, 0.9, 0.9], update=10, cfg=cfg)
-    assert not promoted and int(same.stage) == 0  # "passes" means strictly above
+    assert not promoted and int(same.level) == 0  # "passes" means strictly above
     state, promoted = curriculum.promote(state, [0.31, 0.0, 0.0], update=10, cfg=cfg)
-    assert promoted and int(state.stage) == 1
+    assert promoted and int(state.level) == 1
     np.testing.assert_array_equal(state.entered_at, [0, 10, -1])
     state, promoted = curriculum.promote(state, [1.0, 0.4, 1.0], update=20, cfg=cfg)
     assert not promoted  # board 1 needs 0.5
     state, promoted = curriculum.promote(state, [1.0, 0.6, 1.0], update=30, cfg=cfg)
-    assert promoted and int(state.stage) == 2
+    assert promoted and int(state.level) == 2
     state, promoted = curriculum.promote(state, [1.0, 1.0, 1.0], update=40, cfg=cfg)
-    assert not promoted and int(state.stage) == 2  # the last stage stays
+    assert not promoted and int(state.level) == 2  # the last level stays
 
 
 @pytest.mark.parametrize(
@@ -97,7 +98,7 @@ def test_promotion_changes_the_boards_dealt_without_recompiling(monkeypatch):
     state, metrics = chunk(state.replace(curriculum=distributed.put_like(promoted, state.curriculum)))
     state, metrics = chunk(state)  # by now every game has started on the new level's board
     assert len(traces) <= 1  # traced at most once (never, if an earlier test compiled it)
-    assert np.all(metrics["curriculum_stage"] == 1.0)
+    assert np.all(metrics["curriculum_level"] == 1.0)
     assert metrics[f"games_share/{NAMES[1]}"][-1] == 1.0
     assert np.all(np.isfinite(metrics["loss"]))
     assert np.all(np.asarray(state.env_states.board) == 1)
@@ -150,31 +151,31 @@ def test_scripted_promotion_is_logged_checkpointed_and_survives_resume(tmp_path,
     promotions = [row for row in rows if row["kind"] == "promotion"]
     assert [(row["update"], row["promoted_to"], row["board"]) for row in promotions] == [(4, 1.0, NAMES[1])]
     checkpoints = checkpoint_lib.Checkpoints(run_dir / "checkpoints", read_only=True)
-    saved = checkpoints.restore(4, checkpoint_lib.abstract_state("ppo", MIXED))
+    saved = checkpoints.restore(4, ppo.STAGE.abstract_state(MIXED))
     checkpoints.close()
-    assert int(saved.curriculum.stage) == 1
+    assert int(saved.curriculum.level) == 1
     np.testing.assert_array_equal(saved.curriculum.entered_at, [0, 4])
     np.testing.assert_allclose(saved.curriculum.board_weights, [0.0, 1.0])
 
-    # Resume: the last two updates run in stage 1 (a poor evaluation never demotes).
+    # Resume: the last two updates run at level 1 (a poor evaluation never demotes).
     monkeypatch.setattr(train, "evaluate_params", scripted_evaluation([[0.0, 0.0]]))
     train.train(MIXED, run_dir, resume=True)
     checkpoints = checkpoint_lib.Checkpoints(run_dir / "checkpoints", read_only=True)
-    resumed = checkpoints.restore(6, checkpoint_lib.abstract_state("ppo", MIXED))
+    resumed = checkpoints.restore(6, ppo.STAGE.abstract_state(MIXED))
     checkpoints.close()
-    assert int(resumed.curriculum.stage) == 1
+    assert int(resumed.curriculum.level) == 1
     np.testing.assert_array_equal(resumed.curriculum.entered_at, [0, 4])
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    stage_by_update = {row["update"]: row["curriculum_stage"] for row in rows if row["kind"] == "train"}
-    assert stage_by_update == {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0, 5: 1.0, 6: 1.0}
+    level_by_update = {row["update"]: row["curriculum_level"] for row in rows if row["kind"] == "train"}
+    assert level_by_update == {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0, 5: 1.0, 6: 1.0}
 
 
 def test_imitation_plays_the_first_board_unpadded_with_the_same_channels():
     env_cfg = MIXED.env
-    first = curriculum.imitation_env(env_cfg)
+    first = imitation.imitation_env(env_cfg)
     assert (first.H, first.W, first.boards) == (4, 4, (BOARDS[0],))
     assert env.num_channels(first) == env.num_channels(env_cfg)
-    assert curriculum.imitation_env(EnvConfig()) == EnvConfig()
+    assert imitation.imitation_env(EnvConfig()) == EnvConfig()
 
 
 def test_boards_and_curriculum_round_trip_through_json_and_overrides():
@@ -195,9 +196,9 @@ def test_boards_and_curriculum_round_trip_through_json_and_overrides():
 def test_evaluation_reports_every_board_and_density():
     from msjax import agent as agent_lib
 
-    params = ppo.init_train_state(jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo).params
+    params = ppo.init_ppo_state(jax.random.key(0), MIXED.env, MIXED.model, MIXED.ppo).params
     agent = agent_lib.from_params(params, MIXED)
-    results = curriculum.evaluate_boards(agent, MIXED.env, 12, seed=3, batch_size=12, eval_mines=(None, None))
+    results = evaluate.evaluate_boards(agent, MIXED.env, 12, seed=3, batch_size=12, eval_mines=(None, None))
     for name in NAMES:
         assert 0.0 <= results[f"win_rate/{name}"] <= 1.0
         assert 0.0 < results[f"revealed_fraction/{name}"] <= 1.0
@@ -206,19 +207,19 @@ def test_evaluation_reports_every_board_and_density():
 
 
 def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
-    """States saved before ``EnvState.board`` and ``TrainState.curriculum`` existed (an
+    """States saved before ``EnvState.board`` and ``PPOState.curriculum`` existed (an
     unpadded run) restore into today's states, those fields None."""
     from flax import struct
 
-    from tests.tiny_runs import TINY, fresh_ppo_state
+    from tiny_runs import TINY, fresh_ppo_state
 
     old_env_fields = [f.name for f in dataclasses.fields(env.EnvState) if f.name != "board"]
-    old_train_fields = [f.name for f in dataclasses.fields(ppo.TrainState) if f.name != "curriculum"]
+    old_train_fields = [f.name for f in dataclasses.fields(ppo.PPOState) if f.name != "curriculum"]
     OldEnvState = struct.dataclass(
         type("EnvState", (), {"__annotations__": dict.fromkeys(old_env_fields, object)})
     )
     OldTrainState = struct.dataclass(
-        type("TrainState", (), {"__annotations__": dict.fromkeys(old_train_fields, object)})
+        type("PPOState", (), {"__annotations__": dict.fromkeys(old_train_fields, object)})
     )
     state = fresh_ppo_state(TINY, seed=3)
     old_envs = OldEnvState(**{name: getattr(state.env_states, name) for name in old_env_fields})
@@ -226,7 +227,7 @@ def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
 
     checkpoints = checkpoint_lib.Checkpoints(tmp_path / "checkpoints")
     checkpoints.save(1, old, stage="ppo", update=0, cfg=TINY)
-    restored = checkpoints.restore(1, checkpoint_lib.abstract_state("ppo", TINY))
+    restored = checkpoints.restore(1, ppo.STAGE.abstract_state(TINY))
     checkpoints.close()
     assert restored.curriculum is None and restored.env_states.board is None
     data = checkpoint_lib.keys_to_data
@@ -235,7 +236,7 @@ def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
 
 
 def test_the_command_line_plays_one_board_of_a_mix_unpadded():
-    from msjax import play
+    from msjax.cli import play
 
     cfg = play.board_config("3x4x2", safe_first_click=False, base=MIXED.env)
     assert (cfg.H, cfg.W, cfg.boards) == (3, 4, ((3, 4, 2, 2),))
@@ -250,7 +251,7 @@ def test_a_promotion_on_a_process_that_writes_nothing_works():
     from msjax import runlog
 
     stage = train.make_stages(MIXED, distributed.make_mesh(1))[-1]
-    state = ppo.TrainState(
+    state = ppo.PPOState(
         params=None, opt_state=None, env_states=None, key=None, update=jax.numpy.int32(4),
         curriculum=curriculum.init_state(MIXED.env, MIXED.curriculum),
     )
@@ -258,4 +259,4 @@ def test_a_promotion_on_a_process_that_writes_nothing_works():
     ctx = train.RunContext(MIXED, None, runlog.NoWriter(), progress)
     results = {f"win_rate/{name}": rate for name, rate in zip(NAMES, [0.9, 0.0])}
     promoted = train.maybe_promote(stage, state, 4, results, ctx)
-    assert int(promoted.curriculum.stage) == 1
+    assert int(promoted.curriculum.level) == 1

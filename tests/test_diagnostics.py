@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import position
+from drawings import position
 
 from msjax import diagnostics
 from msjax import env as ms_env

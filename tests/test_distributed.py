@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from msjax import checkpoint as checkpoint_lib
-from msjax import distributed, losses, ppo
+from msjax import distributed, losses
+from msjax.stages import ppo
 from msjax.config import RunConfig
 
 TESTS = Path(__file__).resolve().parent

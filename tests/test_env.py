@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import config_for, mine_layout, position, stack
+from drawings import config_for, mine_layout, position, stack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

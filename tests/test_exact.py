@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import view
+from drawings import view
 
 from msjax import exact
 from msjax.exact import Board, ExactConfig, analyse, neighbour_lists

@@ -8,7 +8,8 @@ import pytest
 from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import imitation, losses, models, solver
+from msjax import losses, models, solver
+from msjax.stages import imitation
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 

@@ -14,8 +14,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "msjax"
 TESTS = Path(__file__).resolve().parent
 
-# A module's layer is that of the longest prefix listed; ``__main__`` modules are command
-# lines, the top layer.
+# A module's layer is that of the longest prefix listed. The ``python -m`` entry points of
+# packages below the command lines are listed by name: each is a shim into ``msjax.cli``
+# (``test_entry_points_are_shims_into_the_command_lines``).
 LAYERS = {
     "msjax.env": 0,
     "msjax.exact": 0,
@@ -26,9 +27,7 @@ LAYERS = {
     "msjax.adapters": 1,
     "msjax.agent": 2,
     "msjax.losses": 2,
-    "msjax.ppo": 3,
-    "msjax.imitation": 3,
-    "msjax.curriculum": 3,
+    "msjax.stages": 3,
     "msjax.evaluate": 3,
     "msjax.diagnostics": 3,
     "msjax.config": 4,
@@ -38,13 +37,15 @@ LAYERS = {
     "msjax.viz": 4,
     "msjax.web": 4,
     "msjax.memory": 4,
+    "msjax.evaluate.__main__": 5,
+    "msjax.viz.__main__": 5,
+    "msjax.memory.__main__": 5,
     "msjax.train": 5,
     "msjax.runcontrol": 5,
     "msjax.play": 5,
     "msjax.serve": 5,
     "msjax.cli": 5,
 }
-TOP = max(LAYERS.values())
 
 
 def module_name(path: Path) -> str:
@@ -60,8 +61,6 @@ MODULES = all_modules()
 
 
 def layer_of(module: str) -> int:
-    if module.endswith("__main__"):
-        return TOP
     prefixes = [p for p in LAYERS if module == p or module.startswith(p + ".")]
     if not prefixes:
         raise AssertionError(f"{module} has no layer: add it to LAYERS in {Path(__file__).name}")
@@ -170,3 +169,14 @@ def test_packages_declare_their_public_names():
         if path.name == "__init__.py" and module != "msjax" and "__all__" not in path.read_text()
     ]
     assert not missing, f"packages without __all__: {missing}"
+
+
+def test_entry_points_are_shims_into_the_command_lines():
+    """Every ``python -m msjax.X`` module only hands over to ``msjax.cli.X`` (argument
+    parsing and printing live there): it imports ``sys`` and its command, nothing else."""
+    entry_points = [m for m in MODULES if m.endswith("__main__")] + ["msjax.play", "msjax.serve"]
+    for module in entry_points:
+        imports = {name for name, _, _ in imported_names(MODULES[module], module)}
+        command = module.removesuffix(".__main__").rpartition(".")[2]
+        assert imports == {f"msjax.cli.{command}"}, f"{module} imports {sorted(imports)}"
+        assert len(MODULES[module].read_text().splitlines()) <= 10, f"{module} is more than a shim"

@@ -6,7 +6,8 @@ import jax
 import jax.numpy as jnp
 
 from msjax import env as ms_env
-from msjax import imitation, losses, models, ppo
+from msjax import losses, models
+from msjax.stages import imitation, ppo
 
 ENV = ms_env.EnvConfig(H=3, W=3, mine_count=2, guarantee_safe_neighborhood=False)
 MODEL = models.ModelConfig(channels=(8,), value_hidden=8)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from benchmarks.env_throughput import random_valid_reveals
-from benchmarks.numpy_env import NumpyMinesweeper, random_hidden_cells
+from msjax.env.numpy_env import NumpyMinesweeper, random_hidden_cells
 from msjax.env import EnvConfig
 
 

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import mine_layout
+from drawings import mine_layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

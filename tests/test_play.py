@@ -14,7 +14,8 @@ import pytest
 from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import models, play, viz
+from msjax import models, viz
+from msjax.cli import play
 from tiny_runs import TINY
 
 BOARD = "5x5x3"

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
-from msjax import losses, models, ppo
+from msjax import losses, models
+from msjax.stages import ppo
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 
@@ -235,8 +236,8 @@ def training_run():
 
     losses.gae = counting_gae
     try:
-        chunk = ppo.make_train_chunk(TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO, num_updates=1)
-        state = ppo.init_train_state(jax.random.key(0), TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO)
+        chunk = ppo.make_ppo_chunk(TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO, num_updates=1)
+        state = ppo.init_ppo_state(jax.random.key(0), TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO)
         history = []
         for _ in range(NUM_CALLS):
             state, metrics = chunk(state)
@@ -281,7 +282,7 @@ def test_random_first_clicks_are_never_transitions_of_the_policy():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
     ppo_cfg = ppo.PPOConfig(num_envs=16, steps_per_env=8, mini_batches=2, random_first_click_share=1.0)
     model_cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
-    state = ppo.init_train_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
+    state = ppo.init_ppo_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
     apply_fn = models.make_model(model_cfg).apply
     collect = jax.jit(ppo.collect_trajectories, static_argnums=(1, 2, 3))
     _, _, trajectory = collect(state, apply_fn, env_cfg, ppo_cfg, jnp.bool_(False))

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import cells, must_prove, position, stack
+from drawings import cells, must_prove, position, stack
 
 from msjax import env, solver
 from msjax.solver import record as solver_record

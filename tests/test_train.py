@@ -24,7 +24,9 @@ import pytest
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
 from msjax import distributed, runcontrol, runlog, train
+from msjax.cli import train as train_cli
 from msjax.checkpoint import CheckpointError, Checkpoints
+from msjax.stages import ppo
 from tiny_runs import TINY
 
 TINY_WITH_IMITATION = config_lib.apply_overrides(
@@ -47,10 +49,10 @@ LAST_STEP = IMITATION_UPDATES + PPO_UPDATES
 
 
 def run_main(argv):
-    """``train.main(argv)`` and what it printed."""
+    """``train_cli.main(argv)`` and what it printed."""
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        final = train.main([str(arg) for arg in argv])
+        final = train_cli.main([str(arg) for arg in argv])
     return final, printed.getvalue()
 
 
@@ -72,7 +74,7 @@ def train_rows(run_dir):
 
 def final_state(run_dir, cfg=TINY_WITH_IMITATION):
     checkpoints = Checkpoints(run_dir / "checkpoints", read_only=True)
-    return checkpoints.restore(LAST_STEP, checkpoint_lib.abstract_state("ppo", cfg))
+    return checkpoints.restore(LAST_STEP, ppo.STAGE.abstract_state(cfg))
 
 
 def assert_same_final_state(run_dir, reference_dir):
@@ -144,7 +146,7 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues_bit_exactly(finished_run
     monkeypatch.setattr(runlog.MetricsWriter, "flush", interrupt_after_first_chunk)
     with pytest.raises(SystemExit) as exit_info:
         run_main(["--config", config_file(tmp_path, cfg), "--workdir", run_dir])
-    assert exit_info.value.code == train.EXIT_INTERRUPTED
+    assert exit_info.value.code == train_cli.EXIT_INTERRUPTED
     checkpoints = Checkpoints(run_dir / "checkpoints", read_only=True)
     assert checkpoints.steps == [2]
     assert (checkpoints.info(2).stage, checkpoints.info(2).update) == ("imitation", 2)
@@ -165,19 +167,19 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues_bit_exactly(finished_run
 def test_a_new_run_refuses_a_directory_that_holds_a_run(finished_run, tmp_path):
     run_dir, _, _ = finished_run
     with pytest.raises(SystemExit, match="already holds a run"):
-        train.main(["--config", str(config_file(tmp_path, TINY_WITH_IMITATION)), "--workdir", str(run_dir)])
+        train_cli.main(["--config", str(config_file(tmp_path, TINY_WITH_IMITATION)), "--workdir", str(run_dir)])
 
 
 def test_resume_needs_a_checkpoint(tmp_path):
     with pytest.raises(SystemExit, match="no checkpoints to resume from"):
-        train.main(["--config", str(config_file(tmp_path, TINY)), "--workdir", str(tmp_path / "new"), "--resume"])
+        train_cli.main(["--config", str(config_file(tmp_path, TINY)), "--workdir", str(tmp_path / "new"), "--resume"])
 
 
 def test_resume_with_another_board_names_the_mismatch_and_changes_nothing(finished_run):
     run_dir, _, _ = finished_run
     before = (run_dir / "config.json").read_text()
     with pytest.raises(CheckpointError, match=r"env\.H: 4 -> 5"):
-        train.main(["--workdir", str(run_dir), "--resume", "--config.env.H=5"])
+        train_cli.main(["--workdir", str(run_dir), "--resume", "--config.env.H=5"])
     assert (run_dir / "config.json").read_text() == before
 
 
@@ -262,7 +264,7 @@ def test_sigint_before_the_first_chunk_ends_saves_it_and_resume_continues_bit_ex
 
     monkeypatch.setattr(train, "run_stages", signal_then_run)
     with pytest.raises(SystemExit) as exit_info:
-        train.main(["--config", str(config_file(tmp_path, UNSAVED)), "--workdir", str(run_dir)])
+        train_cli.main(["--config", str(config_file(tmp_path, UNSAVED)), "--workdir", str(run_dir)])
     assert exit_info.value.code == 128 + signal.SIGINT
     printed = capsys.readouterr().out
     assert f"stopped by SIGINT at imitation update 2: checkpoint {run_dir.resolve()}/checkpoints/2" in printed
@@ -285,7 +287,7 @@ def test_a_hard_interrupt_before_any_checkpoint_says_nothing_was_saved_and_how_t
     monkeypatch.setattr(train, "run_stages", interrupt)
     argv = ["--config", str(config_file(tmp_path, UNSAVED)), "--workdir", str(tmp_path / "run")]
     with pytest.raises(SystemExit):
-        train.main(argv)
+        train_cli.main(argv)
     printed = capsys.readouterr().out
     assert f"nothing was saved; start again with: python -m msjax.train {' '.join(argv)}" in printed
     assert "--resume" not in printed
@@ -349,7 +351,7 @@ def test_a_new_run_moves_a_dead_runs_leftovers_aside_and_says_where(tmp_path, ca
     (run_dir / "tb").mkdir(parents=True)
     (run_dir / "metrics.jsonl").write_text('{"kind": "train", "step": 1}\n')
     (run_dir / "config.json").write_text("{}")
-    train.prepare_run_dir(run_dir, TINY, resume=False)
+    runcontrol.prepare_run_dir(run_dir, TINY, resume=False)
     aside = run_dir / "abandoned-1"
     assert sorted(path.name for path in aside.iterdir()) == ["config.json", "metrics.jsonl", "tb"]
     assert sorted(path.name for path in run_dir.iterdir()) == ["abandoned-1"]
@@ -361,7 +363,7 @@ def test_a_run_directory_that_cannot_be_one_is_a_one_line_error(tmp_path, under_
     (tmp_path / "notes.txt").write_text("not a directory")
     run_dir = tmp_path / "notes.txt" / "run" if under_a_file else tmp_path / "notes.txt"
     with pytest.raises(SystemExit) as exit_info:
-        train.prepare_run_dir(run_dir, TINY, resume=False)
+        runcontrol.prepare_run_dir(run_dir, TINY, resume=False)
     message = str(exit_info.value.code)
     assert message.startswith("error: ") and str(run_dir) in message and "\n" not in message
 
@@ -370,7 +372,7 @@ def test_resuming_past_the_target_is_an_error_naming_both_numbers(finished_run):
     run_dir, _, _ = finished_run
     before = (run_dir / "config.json").read_text()
     with pytest.raises(CheckpointError, match=rf"ppo update {PPO_UPDATES}, past this run's ppo\.total_updates=2"):
-        train.main(["--workdir", str(run_dir), "--resume", "--config.ppo.total_updates=2"])
+        train_cli.main(["--workdir", str(run_dir), "--resume", "--config.ppo.total_updates=2"])
     assert (run_dir / "config.json").read_text() == before
 
 
@@ -378,7 +380,7 @@ def test_resume_step_must_be_a_kept_step_and_the_error_lists_them(finished_run):
     run_dir, _, _ = finished_run
     kept = Checkpoints(run_dir / "checkpoints", read_only=True).steps
     with pytest.raises(CheckpointError, match=rf"--resume-step 3: .* kept steps: {re.escape(str(kept))}"):
-        train.main(["--workdir", str(run_dir), "--resume-step", "3"])
+        train_cli.main(["--workdir", str(run_dir), "--resume-step", "3"])
 
 
 def test_resume_step_continues_from_that_step_and_sets_the_later_ones_aside(finished_run, tmp_path):

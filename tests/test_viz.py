@@ -6,7 +6,7 @@ import textwrap
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import config_for, position
+from drawings import config_for, position
 
 from msjax import env, viz
 from msjax.viz import figures

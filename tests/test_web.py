@@ -9,10 +9,11 @@ pytest.importorskip("fastapi", reason="the web extra is not installed: pip insta
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from msjax import serve, web  # noqa: E402
+from msjax import web  # noqa: E402
+from msjax.cli import serve  # noqa: E402
 from msjax.checkpoint import load_agent  # noqa: E402
 from msjax.cli.boards import board_config  # noqa: E402
-from tests.tiny_runs import saved_run  # noqa: E402
+from tiny_runs import saved_run  # noqa: E402
 
 BOARD = "4x4x2"
 

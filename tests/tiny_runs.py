@@ -6,12 +6,12 @@ import jax
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import ppo
+from msjax.stages import ppo
 from msjax.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
-from msjax.imitation import ImitationConfig
+from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
-from msjax.ppo import PPOConfig
+from msjax.stages.ppo import PPOConfig
 
 TINY = ExperimentConfig(
     env=EnvConfig(H=4, W=4, mine_count=2),
@@ -29,8 +29,8 @@ TINY = ExperimentConfig(
 )
 
 
-def fresh_ppo_state(cfg: ExperimentConfig = TINY, seed: int = 0) -> ppo.TrainState:
-    return ppo.init_train_state(jax.random.key(seed), cfg.env, cfg.model, cfg.ppo)
+def fresh_ppo_state(cfg: ExperimentConfig = TINY, seed: int = 0) -> ppo.PPOState:
+    return ppo.init_ppo_state(jax.random.key(seed), cfg.env, cfg.model, cfg.ppo)
 
 
 def saved_run(run_dir: Path, cfg: ExperimentConfig = TINY, steps=(1,), metrics=None) -> Path:

@@ -1,11 +1,14 @@
-"""argparse types that check counts, so that a bad number is one ``error:`` line naming
-the option and its allowed range."""
+"""What every command line shares: argparse types that check counts (a bad number is one
+``error:`` line naming the option and its allowed range), and the ``--config.*``
+overrides of a config file (``config_overrides``)."""
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["non_negative_int", "positive_int", "positive_float"]
+__all__ = ["config_overrides", "non_negative_int", "positive_int", "positive_float"]
+
+OVERRIDE = "--config."
 
 
 def non_negative_int(text: str) -> int:
@@ -30,3 +33,24 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{value} must be > 0")
     return value
+
+
+def config_overrides(rest: list[str], parser: argparse.ArgumentParser, example: str = "ppo.lr=1e-4") -> list[str]:
+    """The ``--config.SECTION.FIELD`` overrides among the arguments ``parser`` left over,
+    as ``config.apply_overrides`` takes them: ``--config.a.b=v`` and ``--config.a.b v``
+    both give ``"a.b=v"``. Anything else, or an override without a value, is a
+    ``parser.error`` (exit status 2) that shows the form, with ``example``."""
+    overrides, i = [], 0
+    while i < len(rest):
+        item = rest[i]
+        if not item.startswith(OVERRIDE):
+            parser.error(f"unrecognised argument {item!r} (overrides look like {OVERRIDE}{example})")
+        if "=" in item:
+            overrides.append(item[len(OVERRIDE) :])
+            i += 1
+        elif i + 1 < len(rest):
+            overrides.append(f"{item[len(OVERRIDE):]}={rest[i + 1]}")
+            i += 2
+        else:
+            parser.error(f"{item} needs a value")
+    return overrides

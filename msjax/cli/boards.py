@@ -26,8 +26,8 @@ def board_config(board: str | None, safe_first_click: bool, base: EnvConfig | No
         board = board or "beginner"
     changes: dict[str, Any] = {}
     if base.boards:
-        rows, cols, fewest, _ = base.boards[-1]
-        height, width, mines = ms_env.parse_board(board) if board is not None else (rows, cols, fewest)
+        last = base.boards[-1]
+        height, width, mines = ms_env.parse_board(board) if board is not None else (last.rows, last.cols, last.fewest)
         changes.update(H=height, W=width, mine_count=mines, boards=((height, width, mines, mines),))
     elif board is not None:
         height, width, mines = ms_env.parse_board(board)

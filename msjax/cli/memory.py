@@ -24,6 +24,8 @@ import jax
 
 from msjax import config as config_lib
 from msjax import memory, runlog
+from msjax import stages as stages_lib
+from msjax.cli.args import config_overrides
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -38,10 +40,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("config", metavar="CONFIG", help="config file (configs/expert.py) or a name in configs/ (expert)")
     parser.add_argument("--updates", type=int, metavar="N", help="updates per chunk (default: the config's run.chunk_updates)")
     args, rest = parser.parse_known_args(argv)
-    bad = [item for item in rest if not item.startswith("--config.")]
-    if bad:
-        parser.error(f"unrecognised arguments {bad} (overrides look like --config.ppo.microbatch_size=2048)")
-    args.overrides = [item[len("--config.") :] for item in rest]
+    args.overrides = config_overrides(rest, parser, example="ppo.microbatch_size=2048")
     return args
 
 
@@ -75,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    stages = len(memory.stage_programs(cfg, 1))
+    stages = len(stages_lib.run_stages(cfg))
     with runlog.CountProgress(stages, "stages", "compiling each stage's chunk") as progress:
         figures = memory.chunk_memory(cfg, args.updates, on_stage=progress.advance)
     limit = memory.device_limit(cfg.run.device_memory_gib)

@@ -39,7 +39,7 @@ def _player_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _turns(args: argparse.Namespace):
-    """``(take_turn, cfg, name)`` for the ``--agent``/``--solver`` options (see ``msjax.play``)."""
+    """``(take_turn, cfg, name)`` for the ``--agent``/``--solver`` options (see ``msjax.cli.play``)."""
     if args.agent:
         from msjax.checkpoint import load_agent
 

@@ -51,8 +51,8 @@ name, the boards of a mix), ``rules`` (actions, new games, mine placement, the f
 
 from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step
 from msjax.env.bits import dilate, neighbour_sum, pack_rows, unpack_rows
-from msjax.env.boards import STANDARD_BOARDS, board_shape, parse_board, playable
-from msjax.env.config import MAX_WIDTH, EnvConfig, board_spec, max_mines, validate_config
+from msjax.env.boards import STANDARD_BOARDS, board_env, board_name, board_shape, parse_board, playable
+from msjax.env.config import MAX_WIDTH, BoardSpec, EnvConfig, board_spec, max_mines, validate_config
 from msjax.env.rules import (
     MOVES_PER_CELL,
     decode_action,
@@ -88,6 +88,9 @@ __all__ = [
     "batch_step",
     "board_shape",
     "board_spec",
+    "board_env",
+    "board_name",
+    "BoardSpec",
     "decode_action",
     "dilate",
     "encode_action",

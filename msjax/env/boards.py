@@ -9,13 +9,14 @@ static shapes, so unpadded code compiles as if they were not there.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import chex
 import jax
 import jax.numpy as jnp
 
-from msjax.env.config import EnvConfig
+from msjax.env.config import BoardSpec, EnvConfig
 from msjax.env.state import EnvState
 
 STANDARD_BOARDS = {"beginner": (8, 8, 10), "intermediate": (16, 16, 40), "expert": (16, 30, 99)}
@@ -79,3 +80,19 @@ def draw_board(key: jax.Array, cfg: EnvConfig, board_weights: jax.Array | None) 
         return jax.random.randint(key, (), 0, len(cfg.boards), dtype=jnp.int32)
     chex.assert_shape(board_weights, (len(cfg.boards),))
     return jax.random.categorical(key, jnp.log(board_weights)).astype(jnp.int32)
+
+
+def board_name(board: BoardSpec | tuple[int, int, int, int]) -> str:
+    """``"16x30x99"`` for a fixed mine count, ``"16x30x58-96"`` for a range."""
+    board = BoardSpec(*board)
+    mines = str(board.fewest) if board.fewest == board.most else f"{board.fewest}-{board.most}"
+    return f"{board.rows}x{board.cols}x{mines}"
+
+
+def board_env(cfg: EnvConfig, index: int, mines: int | None = None) -> EnvConfig:
+    """``cfg`` dealing only ``boards[index]`` (with exactly ``mines`` mines, if given),
+    padded as in the mix (the same observation), for playing one board of it."""
+    board = cfg.boards[index]
+    if mines is not None:
+        board = board._replace(fewest=mines, most=mines)
+    return dataclasses.replace(cfg, boards=(board,))

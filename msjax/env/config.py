@@ -8,9 +8,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import NamedTuple
 
 MAX_WIDTH = 32
 """Widest board: a row of cells is bit-packed into one ``uint32``."""
+
+
+class BoardSpec(NamedTuple):
+    """An entry of ``EnvConfig.boards``: a board's size and its range of mine counts
+    (a tuple, so it compares, hashes and serialises as ``(rows, cols, fewest, most)``)."""
+
+    rows: int
+    cols: int
+    fewest: int
+    most: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,10 +74,12 @@ class EnvConfig:
     frontier_only_reveals: bool = False
     density_band: tuple[float, float] | None = None
     max_steps: int = 0
-    boards: tuple[tuple[int, int, int, int], ...] = ()
+    boards: tuple[BoardSpec, ...] = ()
 
     def __post_init__(self):
         validate_config(self)
+        # entries given as plain tuples (a config file, JSON) are read by field name
+        object.__setattr__(self, "boards", tuple(BoardSpec(*board) for board in self.boards))
 
     @property
     def num_cells(self) -> int:
@@ -109,8 +122,8 @@ def max_mines(rows: int, cols: int, guarantee_safe_neighborhood: bool) -> int:
 
 def board_spec(
     rows: int, cols: int, mines: int | None = None, density_band: tuple[float, float] | None = None
-) -> tuple[int, int, int, int]:
-    """An entry of ``EnvConfig.boards``: ``(rows, cols, fewest, most)`` mines.
+) -> BoardSpec:
+    """An entry of ``EnvConfig.boards``: ``BoardSpec(rows, cols, fewest, most)`` mines.
 
     Give either ``mines`` (a fixed count) or ``density_band`` ``(low, high)``, which allows
     the whole mine counts in ``[ceil(low*rows*cols), floor(high*rows*cols)]`` (as
@@ -122,10 +135,10 @@ def board_spec(
     if (mines is None) == (density_band is None):
         raise ValueError(f"board_spec({rows}, {cols}): give exactly one of mines and density_band")
     if mines is not None:
-        return (rows, cols, mines, mines)
+        return BoardSpec(rows, cols, mines, mines)
     low, high = density_band
     cells = rows * cols
-    return (rows, cols, math.ceil(low * cells - 1e-9), math.floor(high * cells + 1e-9))
+    return BoardSpec(rows, cols, math.ceil(low * cells - 1e-9), math.floor(high * cells + 1e-9))
 
 
 def _validate_boards(cfg: EnvConfig) -> None:

@@ -21,16 +21,14 @@ from typing import Any, Callable
 
 import jax
 
-from msjax import curriculum as curriculum_lib
-from msjax import distributed, imitation, ppo
+from msjax import distributed
+from msjax import stages as stages_lib
 from msjax.config import ExperimentConfig
+from msjax.stages import StageSpec
 
 __all__ = ["ChunkMemory", "DoesNotFit", "GIB", "check_fits", "chunk_memory", "compiled_memory", "device_limit"]
 
 GIB = 1024**3
-
-# The setting that shrinks each stage's activations without changing its data per update.
-MICROBATCH_SETTING = {"ppo": "ppo.microbatch_size", "imitation": "imitation.microbatch_size"}
 
 
 class DoesNotFit(ValueError):
@@ -42,7 +40,7 @@ class ChunkMemory:
     """One compiled chunk's memory, per device, in bytes (XLA's ``memory_analysis``).
 
     Attributes:
-      stage: ``"imitation"`` or ``"ppo"``.
+      stage: the stage's name (``msjax.stages.STAGES``).
       argument_bytes: the state passed in.
       output_bytes: the state and metrics passed out.
       alias_bytes: outputs that reuse donated argument buffers (part of both above).
@@ -78,37 +76,18 @@ def compiled_memory(stage: str, lowered: Any) -> ChunkMemory:
     )
 
 
-def stage_programs(cfg: ExperimentConfig, num_updates: int) -> dict[str, tuple[Callable, Any]]:
-    """``{stage: (unjitted chunk, abstract state)}`` for each stage the run has, in order."""
-    programs = {}
-    if cfg.imitation.enabled:
-        il_env = curriculum_lib.imitation_env(cfg.env)
-        programs["imitation"] = (
-            imitation.imitation_chunk_fn(il_env, cfg.model, cfg.imitation, num_updates),
-            jax.eval_shape(
-                lambda k: imitation.init_imitation_state(k, il_env, cfg.model, cfg.imitation), jax.random.key(0)
-            ),
-        )
-    programs["ppo"] = (
-        ppo.train_chunk_fn(cfg.env, cfg.model, cfg.ppo, num_updates),
-        jax.eval_shape(
-            lambda k: ppo.init_train_state(k, cfg.env, cfg.model, cfg.ppo, curriculum_cfg=cfg.curriculum),
-            jax.random.key(0),
-        ),
-    )
-    return programs
-
-
 def chunk_memory(
     cfg: ExperimentConfig, num_updates: int | None = None, on_stage: Callable[[int], None] | None = None
 ) -> list[ChunkMemory]:
     """Each stage's chunk of ``num_updates`` updates (default ``run.chunk_updates``),
-    compiled for one device of the current backend, in the run's order;
-    ``on_stage(1)``, when given, is called as each stage's compile ends."""
+    compiled for one device of the current backend, in the run's order
+    (``stages.run_stages``); ``on_stage(1)``, when given, is called as each stage's
+    compile ends."""
     num_updates = cfg.run.chunk_updates if num_updates is None else num_updates
     figures = []
-    for stage, (chunk, abstract) in stage_programs(cfg, num_updates).items():
-        figures.append(compiled_memory(stage, distributed.jit_chunk(chunk).lower(abstract)))
+    for stage in stages_lib.run_stages(cfg):
+        lowered = distributed.jit_chunk(stage.chunk_fn(cfg, num_updates)).lower(stage.abstract_state(cfg))
+        figures.append(compiled_memory(stage.name, lowered))
         if on_stage is not None:
             on_stage(1)
     return figures
@@ -129,13 +108,18 @@ def device_limit(limit_gib: float = 0.0, device: Any = None) -> int | None:
     return int(limit) if limit else None
 
 
-def check_fits(memory: ChunkMemory, limit_bytes: int | None, microbatch_size: int | None = None) -> None:
+def check_fits(
+    memory: ChunkMemory, limit_bytes: int | None, stage: StageSpec | None = None, cfg: ExperimentConfig | None = None
+) -> None:
     """Raises ``DoesNotFit`` when ``memory`` needs more than ``limit_bytes`` (None: no limit
-    known, nothing to check), naming the need, the limit and the setting to lower."""
+    known, nothing to check), naming the need, the limit and the setting to lower (the
+    micro-batch setting of ``stage``, with its value under ``cfg``, when given)."""
     if limit_bytes is None or memory.total_bytes <= limit_bytes:
         return
-    setting = MICROBATCH_SETTING.get(memory.stage, "the batch sizes")
-    current = f" (now {microbatch_size or 'off'})" if memory.stage in MICROBATCH_SETTING else ""
+    setting, current = "the batch sizes", ""
+    if stage is not None:
+        setting = stage.setting(stage.microbatch_field)
+        current = f" (now {stage.microbatch_size(cfg) or 'off'})" if cfg is not None else ""
     raise DoesNotFit(
         f"the {memory.stage} chunk needs {memory.total_bytes / GIB:.2f} GiB of device memory "
         f"(state {memory.argument_bytes / GIB:.2f} GiB in, {memory.output_bytes / GIB:.2f} GiB out, "

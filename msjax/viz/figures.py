@@ -138,7 +138,7 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
     if path.is_dir():
         path = path / "metrics.jsonl"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} not found (train.py writes metrics.jsonl in the run directory)")
+        raise FileNotFoundError(f"{path} not found (python -m msjax.train writes metrics.jsonl in the run directory)")
     try:
         text = path.read_text()
     except UnicodeDecodeError as err:
@@ -278,7 +278,7 @@ def plot_win_rate_vs_compute(run: str | Path, path: str | Path | None = None) ->
     rows = read_metrics(run)
     at = [i for i, row in enumerate(rows) if row.get("kind") == "eval" and isinstance(row.get("win_rate"), (int, float))]
     if not at:
-        raise ValueError(f"{run} holds no evaluation rows yet (train.py writes one every run.eval_every_updates)")
+        raise ValueError(f"{run} holds no evaluation rows yet (python -m msjax.train writes one every run.eval_every_updates)")
     run_dir = Path(run) if Path(run).is_dir() else Path(run).parent
     path = Path(path) if path is not None else run_dir / "win_rate_vs_compute.png"
     all_wall = wall_seconds(rows)

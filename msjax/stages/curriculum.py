@@ -1,7 +1,7 @@
 """A curriculum over board sizes and mine densities, inside one compiled training loop.
 
 The boards of a curriculum are the entries of ``EnvConfig.boards`` (padded to one
-``H x W`` array, see ``msjax.env``), in order: level ``s`` trains mostly on board ``s``. (A *level* of the curriculum is
+``H x W`` array, see ``msjax.env``), in order: level ``k`` trains mostly on board ``k``. (A *level* of the curriculum is
 not a *stage* of training, imitation or PPO: the whole curriculum runs in the PPO stage.)
 Which board each new game plays is drawn from *board weights* that the training state
 carries as a traced array (``CurriculumState``), so one compiled training chunk serves
@@ -14,28 +14,25 @@ next level starts and the weights follow ``mixture_weights``: the current board 
 what is left after ``replay_fraction`` (shared by the earlier boards, so they are not
 forgotten) and ``preview_fraction`` (the next board, "mixed in" before its promotion).
 The level, the weights and the update at which each level began are checkpointed with
-the rest of the training state, so a resumed run keeps its level (stored as
-``curriculum.stage``, the checkpoint's array name).
+the rest of the training state, so a resumed run keeps its level.
 
-``evaluate_boards`` plays the greedy policy on every board of a mix, the evaluation that
-``promote`` reads. ``random_first_clicks`` is the seed's other curriculum aid: the
-training stages open a share of their new games at a uniformly random cell. Beyond that this module is pure bookkeeping: no files, no logging
-(``train.py`` does those).
+``evaluate.evaluate_boards`` plays the greedy policy on every board of a mix, the
+evaluation that ``promote`` reads (``evaluate.board_win_rates``). Beyond that this module is pure bookkeeping: no files, no logging
+(``msjax.train`` does those). The seed's other curriculum aid, random first clicks, is
+``batchplay.random_first_clicks``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from msjax import distributed
 from msjax import env as ms_env
-from msjax import evaluate as evaluate_lib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,10 +91,10 @@ def validate_with_env(cfg: CurriculumConfig, env_cfg: ms_env.EnvConfig) -> None:
                 f"env.boards ({len(env_cfg.boards)})"
             )
         for i, (mines, board) in enumerate(zip(cfg.eval_mines, env_cfg.boards)):
-            if not board[2] <= mines <= board[3]:
+            if not board.fewest <= mines <= board.most:
                 raise ValueError(
-                    f"curriculum.eval_mines[{i}]={mines} is outside board {board_name(board)}'s "
-                    f"range [{board[2]}, {board[3]}]"
+                    f"curriculum.eval_mines[{i}]={mines} is outside board {ms_env.board_name(board)}'s "
+                    f"range [{board.fewest}, {board.most}]"
                 )
     if not cfg.enabled:
         return
@@ -117,13 +114,14 @@ class CurriculumState:
     """The curriculum's part of the training state (all traced arrays).
 
     Attributes:
-      stage: int32[], the curriculum's level: the board being learnt (an index into
-        ``env.boards``); named ``stage`` in checkpoints, so it keeps that name.
+      level: int32[], the curriculum's level: the board being learnt (an index into
+        ``env.boards``); checkpoints written before it was renamed store it as
+        ``curriculum.stage``, read as ``level`` (``checkpoint.RENAMED_ARRAYS``).
       board_weights: float32[K], how new games pick their board.
       entered_at: int32[K], the PPO update at which each level began (-1: not yet).
     """
 
-    stage: jax.Array
+    level: jax.Array
     board_weights: jax.Array
     entered_at: jax.Array
 
@@ -150,7 +148,7 @@ def init_state(env_cfg: ms_env.EnvConfig, cfg: CurriculumConfig | None = None) -
     entered_at = np.full(num_boards, -1, np.int32)
     entered_at[0] = 0
     return CurriculumState(
-        stage=jnp.int32(0),
+        level=jnp.int32(0),
         board_weights=jnp.asarray(mixture_weights(0, num_boards, cfg)),
         entered_at=jnp.asarray(entered_at),
     )
@@ -171,126 +169,28 @@ def promote(
     and ``win_rates[level] > promote_at[level]``. The new arrays keep their shapes and
     dtypes, so the compiled chunk runs on unchanged.
     """
-    level = int(state.stage)
+    level = int(state.level)
     num_boards = int(state.board_weights.shape[0])
     if not cfg.enabled or level >= num_boards - 1 or not win_rates[level] > cfg.promote_at[level]:
         return state, False
     entered_at = np.asarray(state.entered_at).copy()
     entered_at[level + 1] = update
     promoted = CurriculumState(
-        stage=jnp.int32(level + 1),
+        level=jnp.int32(level + 1),
         board_weights=jnp.asarray(mixture_weights(level + 1, num_boards, cfg)),
         entered_at=jnp.asarray(entered_at, jnp.int32),
     )
     return promoted, True
 
 
-# ----------------------------------------------------------------------------- boards
+# ----------------------------------------------------------------------------- metrics
 
 
-def board_name(board: tuple[int, int, int, int]) -> str:
-    """``"16x30x99"`` for a fixed mine count, ``"16x30x58-96"`` for a range."""
-    rows, cols, fewest, most = board
-    mines = str(fewest) if fewest == most else f"{fewest}-{most}"
-    return f"{rows}x{cols}x{mines}"
-
-
-def board_env(env_cfg: ms_env.EnvConfig, board: int, mines: int | None = None) -> ms_env.EnvConfig:
-    """``env_cfg`` dealing only ``boards[board]`` (with exactly ``mines`` mines, if given),
-    padded as in training (same observation), for evaluating one board."""
-    rows, cols, fewest, most = env_cfg.boards[board]
-    if mines is not None:
-        fewest = most = mines
-    return dataclasses.replace(env_cfg, boards=((rows, cols, fewest, most),))
-
-
-def imitation_env(env_cfg: ms_env.EnvConfig) -> ms_env.EnvConfig:
-    """The game the imitation stage plays: a board mix's first board, unpadded (the rule
-    solver reads whole boards) but with the same observation channels; else ``env_cfg``."""
-    if not env_cfg.boards:
-        return env_cfg
-    rows, cols, fewest, most = env_cfg.boards[0]
-    return dataclasses.replace(env_cfg, H=rows, W=cols, mine_count=fewest, boards=((rows, cols, fewest, most),))
-
-
-# ----------------------------------------------------------------------------- first clicks
-
-
-def random_first_clicks(
-    env_states: ms_env.EnvState, key: jax.Array, share: float, env_cfg: ms_env.EnvConfig,
-    board_weights: jax.Array | None = None,
-) -> tuple[ms_env.EnvState, jax.Array]:
-    """``(env_states, next key)``: each game of ``env_states`` ``[N]`` waiting for its
-    first reveal opened at a uniformly random cell with chance ``share``
-    (``env.batch_random_first_clicks``, run per device).
-
-    The training stages call it on their games before the player sees them (their
-    ``random_first_click_share``), so a random first click is never a move of the
-    player's own. ``share`` is a static Python float; with ``share == 0`` the games and
-    ``key`` come back untouched (no key is drawn, so a run without it is unchanged).
-    ``board_weights``: float[K] with a board mix, as in ``env.batch_step``.
-    """
-    if share == 0:
-        return env_states, key
-    key, click_key = jax.random.split(key)
-    num_games = env_states.done.shape[0]
-    keys = jax.random.split(click_key, num_games)
-    if board_weights is None:
-        open_games = lambda s, k: ms_env.batch_random_first_clicks(s, k, share, env_cfg)  # noqa: E731
-        return distributed.per_device(open_games)(env_states, keys), key
-    # the traced weights come per game so that every argument is split over the games
-    per_game = jnp.broadcast_to(board_weights, (num_games,) + board_weights.shape)
-    open_mixed = lambda s, k, w: ms_env.batch_random_first_clicks(s, k, share, env_cfg, w[0])  # noqa: E731
-    return distributed.per_device(open_mixed)(env_states, keys, per_game), key
-
-
-# ----------------------------------------------------------------------------- evaluation
-
-
-def evaluate_boards(
-    agent: Any,
-    env_cfg: ms_env.EnvConfig,
-    episodes: int,
-    seed: int,
-    batch_size: int,
-    eval_mines: Sequence[int | None],
-) -> dict[str, Any]:
-    """``episodes`` games on each board of a board mix, padded as in training, board ``i``
-    with ``eval_mines[i]`` mines (None: over its range).
-
-    Returns the last board's figures (the curriculum's target: its win rate is the run's
-    headline and picks the best checkpoint) plus, per board NAME, ``win_rate/NAME`` and
-    ``revealed_fraction/NAME``, and for a board with a mine range ``win_rate/NAME/sparse``
-    and ``win_rate/NAME/dense`` (games with at most / more than the range's midpoint).
-    """
-    results: dict[str, Any] = {}
-    for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
-        board_cfg = board_env(env_cfg, index, mines)
-        games = evaluate_lib.play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
-        summary = evaluate_lib.summarize_games(games)
-        name = board_name(board)
-        results.update(summary)  # the last board's figures stay
-        results[f"win_rate/{name}"] = summary["win_rate"]
-        results[f"revealed_fraction/{name}"] = summary["revealed_fraction"]
-        fewest, most = board_cfg.boards[0][2:]
-        if fewest < most:
-            sparse = games["mine_count"] <= (fewest + most) / 2
-            for label, games_here in (("sparse", sparse), ("dense", ~sparse)):
-                won = games["won"][games_here]
-                results[f"win_rate/{name}/{label}"] = float(won.mean()) if won.size else float("nan")
-    return results
-
-
-def board_win_rates(results: dict[str, Any], env_cfg: ms_env.EnvConfig) -> list[float]:
-    """The ``win_rate/NAME`` of every board of the mix, in order (for ``promote``)."""
-    return [results[f"win_rate/{board_name(board)}"] for board in env_cfg.boards]
-
-
-def rollout_metrics(
+def board_mix_metrics(
     done: jax.Array, won: jax.Array, board: jax.Array, state: CurriculumState, board_names: list[str]
 ) -> dict[str, jax.Array]:
-    """Scalars of one PPO rollout of a board mix: the curriculum's level (stored as
-    ``curriculum_stage``) and, per board NAME of the mix, ``games_share/NAME`` (its share
+    """Scalars of one PPO rollout of a board mix: the curriculum's level
+    (``curriculum_level``; ``curriculum_stage`` in runs written before the rename) and, per board NAME of the mix, ``games_share/NAME`` (its share
     of the finished games) and ``win_rate_train/NAME``.
 
     Args:
@@ -298,7 +198,7 @@ def rollout_metrics(
       board: int32[steps, games], the board of the mix each game plays.
     """
     finished = jnp.sum(done, dtype=jnp.float32)
-    metrics = {"curriculum_stage": state.stage.astype(jnp.float32)}
+    metrics = {"curriculum_level": state.level.astype(jnp.float32)}
     for index, name in enumerate(board_names):
         ends_here = done & (board == index)
         games = jnp.sum(ends_here, dtype=jnp.float32)

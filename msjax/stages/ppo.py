@@ -1,6 +1,6 @@
 """PPO with action masking, as one compiled program per chunk of updates.
 
-``train_chunk_fn`` builds ``TrainState -> (TrainState, metrics)``, ``num_updates`` PPO
+``ppo_chunk_fn`` builds ``PPOState -> (PPOState, metrics)``, ``num_updates`` PPO
 updates in an outer ``lax.scan``. Each update is the PPO paper's loop, one module-level
 function per step: COLLECT TRAJECTORIES (``collect_trajectories``: ``steps_per_env``
 steps of ``num_envs`` games from the masked policy, finished games restarted by
@@ -8,7 +8,7 @@ steps of ``num_envs`` games from the masked policy, finished games restarted by
 (``update_epoch``: ``ppo_epochs`` passes in ``mini_batches`` shuffled minibatches, each a
 gradient step of ``update_minibatch`` on ``losses.ppo_loss``).
 
-The function is written for one device: ``make_train_chunk`` compiles it so, and
+The function is written for one device: ``make_ppo_chunk`` compiles it so, and
 ``distributed.jit_chunk`` for a mesh (games split over the devices, parameters
 replicated, the env step on each device's own games through ``distributed.per_device``;
 a minibatch takes the same steps of every game, so it spreads evenly over the devices).
@@ -33,13 +33,15 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from msjax import curriculum as curriculum_lib
+from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models
 from msjax.losses import Batch
+from msjax.stages import batchplay
+from msjax.stages.spec import StageSpec
 
-ChunkFn = Callable[["TrainState"], tuple["TrainState", dict[str, jax.Array]]]
+ChunkFn = Callable[["PPOState"], tuple["PPOState", dict[str, jax.Array]]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +141,7 @@ def validate_config(cfg: PPOConfig) -> None:
 
 
 @flax.struct.dataclass
-class TrainState:
+class PPOState:
     """Everything a PPO run carries between updates; exactly what a checkpoint holds.
 
     Attributes:
@@ -149,7 +151,7 @@ class TrainState:
       key: PRNG key for sampling and shuffling.
       update: int32[], PPO updates done so far.
       curriculum: with a board mix (``env.boards``), the curriculum level and the traced
-        board weights that new games are dealt from (``msjax.curriculum``); None otherwise.
+        board weights that new games are dealt from (``msjax.stages.curriculum``); None otherwise.
     """
 
     params: Any
@@ -190,22 +192,26 @@ class Transition:
     board: jax.Array | None = None
 
 
+@functools.lru_cache(maxsize=32)
 def make_lr_schedule(ppo_cfg: PPOConfig) -> optax.Schedule:
     """Learning rate per optimizer step: cosine decay to 0 over ``total_updates`` updates
-    (``anneal_lr``), else constant."""
+    (``anneal_lr``), else constant. Built once per config: the optimizer and the ``lr``
+    metric read the same schedule."""
     steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
     return losses.lr_schedule(ppo_cfg.lr, ppo_cfg.total_updates * steps_per_update, ppo_cfg.anneal_lr)
 
 
+@functools.lru_cache(maxsize=32)
 def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
-    """Global-norm clipping then AdamW on the (cosine-decayed) learning rate."""
+    """Global-norm clipping then AdamW on the (cosine-decayed) learning rate; built once
+    per config, for the state's initialisation and the chunk alike."""
     return losses.clipped_adamw(make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay)
 
 
-def init_train_state(
+def init_ppo_state(
     key: jax.Array, env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig,
     params: Any = None, curriculum_cfg: curriculum_lib.CurriculumConfig | None = None,
-) -> TrainState:
+) -> PPOState:
     """A fresh run: new games, new optimizer, and ``params`` (from imitation) or fresh ones.
 
     With a board mix the games are dealt by the curriculum's level-0 weights (uniform
@@ -216,7 +222,7 @@ def init_train_state(
         params = models.init_params(param_key, model_cfg, env_cfg)
     curriculum = curriculum_lib.init_state(env_cfg, curriculum_cfg)
     weights = None if curriculum is None else curriculum.board_weights
-    return TrainState(
+    return PPOState(
         params=params,
         opt_state=make_optimizer(ppo_cfg).init(params),
         env_states=ms_env.batch_reset(env_key, env_cfg, ppo_cfg.num_envs, weights),
@@ -234,24 +240,14 @@ _frontier_games = jax.vmap(ms_env.frontier, in_axes=(0, None))
 _playable_games = jax.vmap(ms_env.playable, in_axes=(0, None))
 
 
-def _step_games(env_cfg: ms_env.EnvConfig, env_states, actions):
-    return ms_env.batch_step(env_states, actions, env_cfg)
-
-
-def _step_mixed_games(env_cfg: ms_env.EnvConfig, env_states, actions, weights):
-    # the traced weights come per game so that every argument of the per-device step
-    # is split over the games
-    return ms_env.batch_step(env_states, actions, env_cfg, weights[0])
-
-
 def act_and_step(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, frontier_only: jax.Array, board_weights: jax.Array | None,
 ) -> tuple[ms_env.EnvState, jax.Array, Transition]:
     """One rollout step of every game: sample an action from the masked policy, play it.
 
-    Returns ``(next env_states, next key, Transition)``. The env step gates work on its
-    whole batch (any game finished, pending cascades), so it runs per device.
+    Returns ``(next env_states, next key, Transition)``. The env step runs per device
+    (``batchplay.step_games``).
     """
     num_games = env_states.done.shape[0]
     key, action_key = jax.random.split(key)
@@ -268,13 +264,7 @@ def act_and_step(
     on_frontier = jnp.take_along_axis(near, cell[:, None], axis=1)[:, 0]
     off_frontier = is_reveal & ~on_frontier & jnp.any(near, axis=1)
 
-    if board_weights is None:
-        step = distributed.per_device(functools.partial(_step_games, env_cfg))
-        next_states, reward, done, info = step(env_states, action)
-    else:
-        step = distributed.per_device(functools.partial(_step_mixed_games, env_cfg))
-        per_game = jnp.broadcast_to(board_weights, (num_games,) + board_weights.shape)
-        next_states, reward, done, info = step(env_states, action, per_game)
+    next_states, reward, done, info = batchplay.step_games(env_states, action, env_cfg, board_weights)
     label_mask = ~env_states.revealed & env_states.first_click_done[:, None, None]
     if env_cfg.boards:
         label_mask = label_mask & _playable_games(env_states, env_cfg)
@@ -297,7 +287,7 @@ def act_and_step(
 
 
 def collect_trajectories(
-    train_state: TrainState, apply_fn: losses.ApplyFn, env_cfg: ms_env.EnvConfig, ppo_cfg: PPOConfig,
+    train_state: PPOState, apply_fn: losses.ApplyFn, env_cfg: ms_env.EnvConfig, ppo_cfg: PPOConfig,
     frontier_only: jax.Array,
 ) -> tuple[ms_env.EnvState, jax.Array, Transition]:
     """``steps_per_env`` steps of every game (``lax.scan``); returns the games after the
@@ -308,7 +298,7 @@ def collect_trajectories(
     def env_step(carry, _):
         env_states, key = carry
         share = ppo_cfg.random_first_click_share  # opened before the policy sees them, so never its move
-        env_states, key = curriculum_lib.random_first_clicks(env_states, key, share, env_cfg, board_weights)
+        env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg, board_weights)
         env_states, key, transition = act_and_step(
             env_states, key, train_state.params, apply_fn, env_cfg, frontier_only, board_weights
         )
@@ -389,13 +379,11 @@ def update_minibatch(
     micro-batches): ``(params, opt_state)`` -> the next, and the step's metrics (the
     loss's, ``loss`` and ``grad_norm``)."""
     params, opt_state = carry
-    (loss, metrics), grads = losses.microbatched_value_and_grad(
+    params, opt_state, metrics = batchplay.gradient_step(
         lambda p, batch, totals: losses.ppo_loss(p, apply_fn, batch, ppo_cfg, totals), losses.ppo_totals,
-        params, minibatch, ppo_cfg.microbatch_size, distributed.constrain_to_games,
+        params, opt_state, minibatch, optimizer, ppo_cfg.microbatch_size,
     )
-    updates, opt_state = optimizer.update(grads, opt_state, params)
-    params = optax.apply_updates(params, updates)
-    return (params, opt_state), {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}
+    return (params, opt_state), metrics
 
 
 def update_epoch(
@@ -417,7 +405,7 @@ def update_epoch(
 
 
 def rollout_metrics(trajectory: Transition, frontier_only: jax.Array) -> dict[str, jax.Array]:
-    """Scalars of one update's rollout (see ``train_chunk_fn`` for the names)."""
+    """Scalars of one update's rollout (see ``ppo_chunk_fn`` for the names)."""
     finished = jnp.sum(trajectory.done, dtype=jnp.float32)
     return {
         "mean_reward": jnp.mean(trajectory.reward),
@@ -432,11 +420,11 @@ def rollout_metrics(trajectory: Transition, frontier_only: jax.Array) -> dict[st
 # ----------------------------------------------------------------------------- the chunk
 
 
-def train_chunk_fn(
+def ppo_chunk_fn(
     env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig, num_updates: int
 ) -> ChunkFn:
-    """The (unjitted) ``TrainState -> (TrainState, metrics)`` running ``num_updates`` PPO
-    updates; ``make_train_chunk`` or ``distributed.jit_chunk`` compile it.
+    """The (unjitted) ``PPOState -> (PPOState, metrics)`` running ``num_updates`` PPO
+    updates; ``make_ppo_chunk`` or ``distributed.jit_chunk`` compile it.
 
     ``metrics`` maps each name to float32[num_updates]: loss, policy_loss, value_loss,
     entropy, mine_bce, approx_kl, clip_frac, grad_norm and lr (means over the update's
@@ -444,8 +432,8 @@ def train_chunk_fn(
     episodes_finished, win_rate_train (games won / games finished), invalid_rate,
     frontier_only (1 while the frontier mask is on) and off_frontier_rate (reveals off
     the frontier while one existed, per step). With a board mix (``env_cfg.boards``)
-    also curriculum_stage (the curriculum's level) and, per board NAME
-    (``curriculum.board_name``), games_share/NAME (its share of the finished games) and
+    also curriculum_level (the curriculum's level) and, per board NAME
+    (``env.board_name``), games_share/NAME (its share of the finished games) and
     win_rate_train/NAME.
     """
     if not isinstance(num_updates, int) or num_updates < 1:
@@ -453,11 +441,11 @@ def train_chunk_fn(
     apply_fn = models.make_model(model_cfg).apply
     optimizer = make_optimizer(ppo_cfg)
     lr_schedule = make_lr_schedule(ppo_cfg)
-    board_names = [curriculum_lib.board_name(board) for board in env_cfg.boards]
+    board_names = [ms_env.board_name(board) for board in env_cfg.boards]
     steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
     epoch = functools.partial(update_epoch, apply_fn=apply_fn, optimizer=optimizer, ppo_cfg=ppo_cfg)
 
-    def ppo_update(train_state: TrainState, _):
+    def ppo_update(train_state: PPOState, _):
         frontier_only = train_state.update < ppo_cfg.frontier_mask_until_updates
         # COLLECT TRAJECTORIES
         env_states, key, trajectory = collect_trajectories(train_state, apply_fn, env_cfg, ppo_cfg, frontier_only)
@@ -474,7 +462,7 @@ def train_chunk_fn(
         metrics.update(rollout_metrics(trajectory, frontier_only))
         if train_state.curriculum is not None:
             metrics.update(
-                curriculum_lib.rollout_metrics(
+                curriculum_lib.board_mix_metrics(
                     trajectory.done, trajectory.won, trajectory.board, train_state.curriculum, board_names
                 )
             )
@@ -483,15 +471,45 @@ def train_chunk_fn(
         )
         return next_state, metrics
 
-    def train_chunk(train_state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
+    def ppo_chunk(train_state: PPOState) -> tuple[PPOState, dict[str, jax.Array]]:
         chex.assert_shape(train_state.env_states.done, (ppo_cfg.num_envs,))
         return jax.lax.scan(ppo_update, train_state, None, num_updates)
 
-    return train_chunk
+    return ppo_chunk
 
 
-def make_train_chunk(
+def make_ppo_chunk(
     env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig, num_updates: int
 ) -> ChunkFn:
-    """``train_chunk_fn`` jitted for one device, its input state donated."""
-    return distributed.jit_chunk(train_chunk_fn(env_cfg, model_cfg, ppo_cfg, num_updates))
+    """``ppo_chunk_fn`` jitted for one device, its input state donated."""
+    return distributed.jit_chunk(ppo_chunk_fn(env_cfg, model_cfg, ppo_cfg, num_updates))
+
+
+# ----------------------------------------------------------------------------- the stage
+
+
+def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> PPOState:
+    """``init_ppo_state`` for an experiment config: its game, network, PPO section and
+    curriculum."""
+    return init_ppo_state(key, cfg.env, cfg.model, cfg.ppo, params=params, curriculum_cfg=cfg.curriculum)
+
+
+def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
+    """``ppo_chunk_fn`` for an experiment config."""
+    return ppo_chunk_fn(cfg.env, cfg.model, cfg.ppo, num_updates)
+
+
+STAGE = StageSpec(
+    name="ppo",
+    section="ppo",
+    init_state=init_stage_state,
+    chunk_fn=stage_chunk_fn,
+    enabled=lambda cfg: True,
+    target_field="total_updates",
+    games_field="num_envs",
+    steps_field="steps_per_env",
+    microbatch_field="microbatch_size",
+    reads=("env", "model", "ppo", "curriculum"),
+)
+"""The PPO stage: the last of every run, on the config's whole game (a board mix with its
+curriculum)."""

@@ -39,12 +39,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from msjax import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
 from msjax import losses, models, solver
 from msjax.losses import Labelled
 from msjax.models import masked_logits
+from msjax.stages import batchplay
+from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["ImitationState"], tuple["ImitationState", dict[str, jax.Array]]]
 
@@ -80,7 +81,7 @@ class ImitationConfig:
         shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
         ``num_envs * steps_per_update``; 0, or that many or more: all at once.
       random_first_click_share: share of new games opened at a uniformly random cell
-        before anyone plays them (``curriculum.random_first_clicks``), in [0, 1]; the
+        before anyone plays them (``batchplay.random_first_clicks``), in [0, 1]; the
         rest open where their player clicks (the solver at ``solver.first_click``). Off
         by default: measured worse on configs/small.py (benchmarks/RESULTS.md).
       solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
@@ -169,8 +170,10 @@ class ImitationState:
     update: jax.Array
 
 
+@functools.lru_cache(maxsize=32)
 def make_optimizer(il_cfg: ImitationConfig) -> optax.GradientTransformation:
-    """Global-norm clipping then AdamW, cosine-decayed over the stage when ``anneal_lr``."""
+    """Global-norm clipping then AdamW, cosine-decayed over the stage when ``anneal_lr``;
+    built once per config, for the state's initialisation and the chunk alike."""
     schedule = losses.lr_schedule(il_cfg.lr, il_cfg.num_updates, il_cfg.anneal_lr)
     return losses.clipped_adamw(schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
 
@@ -199,18 +202,6 @@ _observe_games = jax.vmap(ms_env.observe, in_axes=(0, None))
 _mask_games = jax.vmap(ms_env.action_mask, in_axes=(0, None))
 
 
-def _solver_moves(env_cfg, il_cfg, env_states, keys):
-    return solver.batch_solver_action(env_states, keys, env_cfg, il_cfg.play_solver)
-
-
-def _forced_moves(env_cfg, il_cfg, env_states):
-    return solver.batch_forced_moves(env_states, env_cfg, il_cfg.label_solver)
-
-
-def _step_games(env_cfg, env_states, actions):
-    return ms_env.batch_step(env_states, actions, env_cfg)
-
-
 def play_and_label(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
@@ -220,17 +211,16 @@ def play_and_label(
 
     Returns ``(next env_states, next key, Labelled [N, ...], (finished, won))``, the
     last two int32[2]: games finished and won at this step by the solver's games and by
-    the learner's. The solver and the game step gate work on their whole batch, so they
-    run per device.
+    the learner's. The solver and the game step run per device (``batchplay``).
     """
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
     share = il_cfg.random_first_click_share  # opened before anyone plays them: never a labelled move
-    env_states, key = curriculum_lib.random_first_clicks(env_states, key, share, env_cfg)
+    env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg)
     by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)
-    solver_action, _ = distributed.per_device(functools.partial(_solver_moves, env_cfg, il_cfg))(env_states, keys)
-    forced = distributed.per_device(functools.partial(_forced_moves, env_cfg, il_cfg))(env_states)
+    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver)
+    forced = batchplay.forced_moves(env_states, env_cfg, il_cfg.label_solver)
     obs = _observe_games(env_states, env_cfg)
     action_mask = _mask_games(env_states, env_cfg)
     action = solver_action
@@ -253,8 +243,7 @@ def play_and_label(
         mine_mask=env_states.mine_mask,
         mine_label_mask=hidden & placed[:, None, None],
     )
-    step = distributed.per_device(functools.partial(_step_games, env_cfg))
-    env_states, _, done, info = step(env_states, action)
+    env_states, _, done, info = batchplay.step_games(env_states, action, env_cfg)
     games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x games
     outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
     return env_states, key, labelled, outcome
@@ -275,13 +264,10 @@ def update_network(
     """One gradient step on ``losses.imitation_loss``: ``(params, opt_state, metrics)``,
     metrics the loss's plus ``loss`` and ``grad_norm``. With ``il_cfg.microbatch_size``
     the gradient is accumulated over micro-batches."""
-    (loss, metrics), grads = losses.microbatched_value_and_grad(
+    return batchplay.gradient_step(
         lambda params, part, totals: losses.imitation_loss(params, apply_fn, part, il_cfg, totals),
-        losses.imitation_totals, state.params, batch, il_cfg.microbatch_size, distributed.constrain_to_games,
+        losses.imitation_totals, state.params, state.opt_state, batch, optimizer, il_cfg.microbatch_size,
     )
-    updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
-    params = optax.apply_updates(state.params, updates)
-    return params, opt_state, {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}
 
 
 # ----------------------------------------------------------------------------- the chunk
@@ -336,3 +322,41 @@ def make_imitation_chunk(
 ) -> ChunkFn:
     """``imitation_chunk_fn`` jitted for one device, its input state donated."""
     return distributed.jit_chunk(imitation_chunk_fn(env_cfg, model_cfg, il_cfg, num_updates))
+
+
+# ----------------------------------------------------------------------------- the stage
+
+
+def imitation_env(env_cfg: ms_env.EnvConfig) -> ms_env.EnvConfig:
+    """The game the imitation stage plays: a board mix's first board, unpadded (the rule
+    solver reads whole boards) but with the same observation channels; else ``env_cfg``."""
+    if not env_cfg.boards:
+        return env_cfg
+    first = env_cfg.boards[0]
+    return dataclasses.replace(env_cfg, H=first.rows, W=first.cols, mine_count=first.fewest, boards=(first,))
+
+
+def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> ImitationState:
+    """``init_imitation_state`` for an experiment config, on the game imitation plays
+    (``imitation_env``)."""
+    return init_imitation_state(key, imitation_env(cfg.env), cfg.model, cfg.imitation, params=params)
+
+
+def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
+    """``imitation_chunk_fn`` for an experiment config."""
+    return imitation_chunk_fn(imitation_env(cfg.env), cfg.model, cfg.imitation, num_updates)
+
+
+STAGE = StageSpec(
+    name="imitation",
+    section="imitation",
+    init_state=init_stage_state,
+    chunk_fn=stage_chunk_fn,
+    enabled=lambda cfg: cfg.imitation.enabled,
+    target_field="num_updates",
+    games_field="num_envs",
+    steps_field="steps_per_update",
+    microbatch_field="microbatch_size",
+    reads=("env", "model", "imitation"),
+)
+"""The imitation stage: before PPO when ``imitation.enabled``, on a board mix's first board."""

@@ -1,37 +1,21 @@
-"""The training entry point: ``python -m msjax.train --config configs/small.py``.
+"""A training run: its stages in order, as jitted chunks of updates, and what happens
+between chunks (``python -m msjax.train`` is its command line, ``msjax.cli.train``).
 
-A run is two stages on the device: imitation of the rule solver (when enabled), then
-PPO initialised from its parameters. Each stage runs as jitted chunks of
-``run.chunk_updates`` updates; this module sees only the chunk boundaries, where it
-logs the per-update metrics (``msjax.runlog``: ``metrics.jsonl`` and TensorBoard),
-evaluates the greedy policy on fresh boards (every board of a board mix, and promotes a
-curriculum to its next level: ``msjax.curriculum``), saves Orbax checkpoints and shows
-progress. It parses the command line and owns the run directory.
-
-Command line (the Flax examples' override convention)::
-
-    python -m msjax.train --config configs/small.py [--workdir runs/NAME] [--resume | --resume-step N]
-        [--config.ppo.lr=1e-4 --config.env.H=16 ...]
-        [--coordinator HOST:PORT --num-processes N --process-id I [--init-timeout SECONDS]]
+A run plays the stages of ``msjax.stages.run_stages`` in order: imitation of the rule
+solver (when enabled), then PPO initialised from its parameters. Each stage runs as
+jitted chunks of ``run.chunk_updates`` updates; this module sees only the chunk
+boundaries, where it logs the per-update metrics (``msjax.runlog``: ``metrics.jsonl``
+and TensorBoard), evaluates the greedy policy on fresh boards (every board of a board
+mix, and promotes a curriculum to its next level: ``msjax.stages.curriculum``), saves
+Orbax checkpoints and shows progress.
 
 Training runs data-parallel on every visible device (``run.num_devices``, 0 = all;
-``msjax.distributed``). The three last flags start one process of a multi-host run
-(``jax.distributed.initialize``; ``--coordinator auto`` alone lets JAX detect a Slurm,
-Open MPI or Kubernetes cluster): every process runs the same command with its own
-``--process-id``, all take part in the computation and in writing checkpoints, and only
-process 0 logs, prints and writes the run's other files.
+``msjax.distributed``); in a multi-process run all processes compute and write
+checkpoints, and only process 0 logs, prints and writes the run's other files.
 
 The run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` (TensorBoard),
-``checkpoints/`` and ``final_eval.json``. Without ``--workdir`` it is the config's
-``run.workdir``, or, when that holds a run already, the first of ``WORKDIR-2``,
-``WORKDIR-3``, ... that does not (an explicit ``--workdir`` that holds a run is refused).
-``--resume`` continues from the latest intact checkpoint (of ``--workdir``, else of
-``run.workdir``) exactly as the run would have gone on (a damaged one is skipped, and
-named), saying which checkpoint (stage, update, env steps); on a run already complete it
-says so in one line and writes nothing; ``--resume-step N`` from kept step N (later steps are moved aside to
-``checkpoints-after-N/``). A new run in a directory that holds an earlier run's files but
-no checkpoint (a run killed before its first one) moves them aside to ``abandoned-K/``.
-``train.log`` holds the lines printed on the terminal (``tail -f`` it under nohup).
+``checkpoints/``, ``final_eval.json`` and ``train.log`` (the lines printed on the
+terminal). A resume continues from a checkpoint exactly as the run would have gone on.
 
 SIGINT (Ctrl-C) and SIGTERM (``timeout``, Slurm, Kubernetes, ``docker stop``) let the
 chunk in flight finish, write its metrics, save a checkpoint and exit with
@@ -41,15 +25,13 @@ keeping the state before the chunk in flight if it can.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import functools
 import json
-import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import jax
 from jax.sharding import Mesh
@@ -57,150 +39,32 @@ from jax.sharding import Mesh
 from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import curriculum as curriculum_lib
+from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
+from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import imitation, ppo, runlog
+from msjax import runlog
+from msjax import stages as stages_lib
 from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
-from msjax.cli.args import non_negative_int, positive_float
-from msjax.runcontrol import (
-    RunStopped,
-    StopSignals,
-    finished_run,
-    holds_run,
-    interrupted_advice,
-    next_run_config,
-    prepare_run_dir,
-    restore_checkpoint,
-    set_aside_later_steps,
-    warm_start_params,
-)
+from msjax.runcontrol import RunStopped, StopSignals, restore_checkpoint, set_aside_later_steps
 from msjax.runlog import MetricsWriter, NoWriter, Progress
+from msjax.stages import StageSpec
 
-EXIT_INTERRUPTED = 130
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Trains as the command line says; returns the final evaluation."""
-    args = parse_args(argv)
-    distributed.initialize(args.coordinator, args.num_processes, args.process_id, args.init_timeout)
-    cfg = resolve_config(args)
-    if args.workdir is None and not args.resume and holds_run(Path(cfg.run.workdir)):
-        cfg = next_run_config(cfg)
-    if args.resume and args.resume_step is None:
-        stages = make_stages(cfg, distributed.make_mesh(cfg.run.num_devices))
-        finished = finished_run(Path(cfg.run.workdir), cfg, stages)
-        if finished is not None:  # say so, write nothing (not even train.log)
-            if distributed.is_main_process():
-                print(finished[0])
-            return finished[1]
-    warm_start = None if args.resume else warm_start_params(cfg)  # before the run directory: fail first
-    run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
-    main_process = distributed.is_main_process()
-    with runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
-        try:
-            checkpoint_path, final = train(cfg, run_dir, args.resume, args.resume_step, warm_start)
-        except RunStopped as stopped:
-            if main_process:
-                print(f"{stopped}; continue with: python -m msjax.train --workdir {run_dir} --resume")
-            raise SystemExit(stopped.exit_code)
-        except KeyboardInterrupt:
-            if main_process:
-                print(interrupted_advice(run_dir, argv))
-            raise SystemExit(EXIT_INTERRUPTED)
-        if main_process:
-            report(run_dir, checkpoint_path, final)
-    return final
-
-
-
-# ----------------------------------------------------------------------------- command line
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """``--config``, ``--workdir``, ``--resume``; every ``--config.section.field=value`` is
-    collected into ``args.overrides``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m msjax.train",
-        usage=(
-            "%(prog)s [-h] [--config CONFIG] [--workdir DIR] [--resume | --resume-step N]\n"
-            "                             [--config.SECTION.FIELD=VALUE ...]\n"
-            "                             [--coordinator HOST:PORT --num-processes N --process-id I]"
-        ),
-        description="Trains an agent: imitation of the rule solver, then PPO, as jitted chunks of updates.",
-        epilog=(
-            "Overrides: --config.SECTION.FIELD=VALUE, e.g. --config.ppo.lr=1e-4 (an unknown key lists the "
-            "valid ones). --resume continues the run in --workdir (it says from which checkpoint; a run "
-            "already complete is left as it is)."
-        ),
-    )
-    parser.add_argument("--config", help="config file (configs/small.py) or a name in configs/ (small)")
-    parser.add_argument("--workdir", metavar="DIR", help="run directory (default: the config's run.workdir)")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --workdir")
-    parser.add_argument(
-        "--resume-step", type=non_negative_int, metavar="N", help="continue from kept checkpoint N (implies --resume)"
-    )
-    parser.add_argument(
-        "--init-timeout", type=positive_float, default=300.0, metavar="SECONDS",
-        help="how long a multi-process run waits for all its processes (default 300)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--coordinator", metavar="HOST:PORT", help="HOST:PORT of process 0 in a multi-process run ('auto': JAX detects the cluster)"
-    )
-    parser.add_argument("--num-processes", type=int, metavar="N", help="processes in a multi-process run")
-    parser.add_argument("--process-id", type=int, metavar="I", help="this process's index, 0..num-processes-1")
-    args, rest = parser.parse_known_args(argv)
-    args.overrides = _collect_overrides(rest, parser)
-    args.resume = args.resume or args.resume_step is not None
-    if args.config is None and not (args.resume and args.workdir):
-        parser.error("--config is required (or --workdir with --resume, to reuse the run's config)")
-    return args
-
-
-def _collect_overrides(rest: list[str], parser: argparse.ArgumentParser) -> list[str]:
-    """``--config.a.b=v`` or ``--config.a.b v`` -> ``["a.b=v", ...]``."""
-    overrides, i = [], 0
-    while i < len(rest):
-        item = rest[i]
-        if not item.startswith("--config."):
-            parser.error(f"unrecognised argument {item!r} (overrides look like --config.ppo.lr=1e-4)")
-        if "=" in item:
-            overrides.append(item[len("--config.") :])
-            i += 1
-        elif i + 1 < len(rest):
-            overrides.append(f"{item[len('--config.'):]}={rest[i + 1]}")
-            i += 2
-        else:
-            parser.error(f"{item} needs a value")
-    return overrides
-
-
-def resolve_config(args: argparse.Namespace) -> ExperimentConfig:
-    """The config file (or, resuming without one, the run's saved config), the overrides,
-    and ``--workdir``."""
-    if args.config is not None:
-        cfg = config_lib.load_config(args.config)
-    else:
-        saved = Path(args.workdir) / "config.json"
-        if not saved.is_file():
-            raise SystemExit(f"error: {saved} not found; pass --config to say what to train")
-        cfg = config_lib.load_json(saved)
-    cfg = config_lib.apply_overrides(cfg, args.overrides)
-    if args.workdir is not None:
-        cfg = dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=str(args.workdir)))
-    return cfg
-
-
-def report(run_dir: Path, checkpoint_path: Path, final: dict[str, Any]) -> None:
-    low, high = final["win_rate_ci95"]
-    print(
-        f"final evaluation ({final['episodes']} games): win rate {final['win_rate']:.1%} "
-        f"[95% CI {low:.1%}-{high:.1%}], safe cells revealed {final['revealed_fraction']:.1%}, "
-        f"invalid actions {final['invalid_action_rate']:.2%}"
-    )
-    print(f"checkpoint: {checkpoint_path}")
-    print(f"load it with: msjax.load_agent({str(run_dir)!r})")
+__all__ = [
+    "RunContext",
+    "Stage",
+    "after_chunk",
+    "check_memory",
+    "compiled_chunk",
+    "evaluate_params",
+    "make_stages",
+    "maybe_promote",
+    "run_stage",
+    "run_stages",
+    "train",
+    "write_final_eval",
+]
 
 
 # ----------------------------------------------------------------------------- stages
@@ -208,10 +72,11 @@ def report(run_dir: Path, checkpoint_path: Path, final: dict[str, Any]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
-    """One training stage as the loop sees it.
+    """One training stage of a run as the loop sees it: the stage (``StageSpec``) and
+    where it sits in the run.
 
     Attributes:
-      name: ``"imitation"`` or ``"ppo"`` (the checkpoint's stage).
+      spec: the stage (its name, config fields, state and chunk).
       total_updates: updates the stage runs.
       first_step: checkpoint step of the stage's update 0 (steps count across stages).
       first_env_step: environment steps taken before the stage.
@@ -220,7 +85,7 @@ class Stage:
       make_chunk: ``num_updates -> (state -> (state, metrics))``, compiled for the mesh.
     """
 
-    name: str
+    spec: StageSpec
     total_updates: int
     first_step: int
     first_env_step: int
@@ -228,67 +93,52 @@ class Stage:
     init: Callable[[Any], Any]
     make_chunk: Callable[[int], Callable]
 
-
-@functools.lru_cache(maxsize=None)
-def _ppo_chunk(env_cfg, model_cfg, ppo_cfg, num_updates: int, mesh: Mesh):
-    chunk = ppo.train_chunk_fn(env_cfg, model_cfg, ppo_cfg, num_updates)
-    abstract = jax.eval_shape(lambda k: ppo.init_train_state(k, env_cfg, model_cfg, ppo_cfg), jax.random.key(0))
-    return distributed.jit_chunk(chunk, abstract, mesh, "ppo.num_envs")
+    @property
+    def name(self) -> str:
+        """The stage's name (the checkpoint's stage)."""
+        return self.spec.name
 
 
-@functools.lru_cache(maxsize=None)
-def _imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates: int, mesh: Mesh):
-    chunk = imitation.imitation_chunk_fn(env_cfg, model_cfg, il_cfg, num_updates)
-    abstract = jax.eval_shape(
-        lambda k: imitation.init_imitation_state(k, env_cfg, model_cfg, il_cfg), jax.random.key(0)
-    )
-    return distributed.jit_chunk(chunk, abstract, mesh, "imitation.num_envs")
+_CHUNKS: dict[tuple, Callable] = {}
+
+
+def compiled_chunk(spec: StageSpec, cfg: ExperimentConfig, num_updates: int, mesh: Mesh) -> Callable:
+    """``spec``'s chunk of ``num_updates`` updates under ``cfg``, compiled for ``mesh``;
+    once per process for each program (the sections the stage reads) and length."""
+    key = (spec, spec.program_config(cfg), num_updates, mesh)
+    if key not in _CHUNKS:
+        chunk = spec.chunk_fn(cfg, num_updates)
+        _CHUNKS[key] = distributed.jit_chunk(chunk, spec.abstract_state(cfg), mesh, spec.setting(spec.games_field))
+    return _CHUNKS[key]
 
 
 def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
-    """The run's stages in order, each with its own PRNG stream from ``run.seed``, their
-    games split over ``mesh``'s devices (a ``ValueError`` if they do not split evenly).
-    Chunks are compiled once per process for each config and length."""
-    if cfg.imitation.enabled:
-        distributed.check_divides("imitation.num_envs", cfg.imitation.num_envs, mesh)
-    distributed.check_divides("ppo.num_envs", cfg.ppo.num_envs, mesh)
-    il_key, ppo_key = jax.random.split(jax.random.key(cfg.run.seed))
-    stages = []
-    if cfg.imitation.enabled:
-        il = cfg.imitation
-        il_env = curriculum_lib.imitation_env(cfg.env)  # a board mix imitates on its first board
-        stages.append(
-            Stage(
-                name="imitation",
-                total_updates=il.num_updates,
-                first_step=0,
-                first_env_step=0,
-                env_steps_per_update=il.num_envs * il.steps_per_update,
-                init=lambda params: distributed.place(
-                    imitation.init_imitation_state(il_key, il_env, cfg.model, il, params=params), mesh
-                ),
-                make_chunk=lambda n: _imitation_chunk(il_env, cfg.model, il, n, mesh),
-            )
-        )
-    done_updates = sum(stage.total_updates for stage in stages)
-    done_env_steps = sum(stage.total_updates * stage.env_steps_per_update for stage in stages)
-    stages.append(
-        Stage(
-            name="ppo",
-            total_updates=cfg.ppo.total_updates,
+    """The run's stages in order (``stages.run_stages``), each with its own PRNG stream
+    from ``run.seed``, their games split over ``mesh``'s devices (a ``ValueError`` if
+    they do not split evenly)."""
+    specs = stages_lib.run_stages(cfg)
+    for spec in specs:
+        distributed.check_divides(spec.setting(spec.games_field), spec.num_games(cfg), mesh)
+    keys = stages_lib.stage_keys(cfg.run.seed)
+    stages, done_updates, done_env_steps = [], 0, 0
+    for spec in specs:
+        stage = Stage(
+            spec=spec,
+            total_updates=spec.total_updates(cfg),
             first_step=done_updates,
             first_env_step=done_env_steps,
-            env_steps_per_update=cfg.ppo.num_envs * cfg.ppo.steps_per_env,
-            init=lambda params: distributed.place(
-                ppo.init_train_state(
-                    ppo_key, cfg.env, cfg.model, cfg.ppo, params=params, curriculum_cfg=cfg.curriculum
-                ),
-                mesh,
-            ),
-            make_chunk=lambda n: _ppo_chunk(cfg.env, cfg.model, cfg.ppo, n, mesh),
+            env_steps_per_update=spec.env_steps_per_update(cfg),
+            init=functools.partial(_init_placed, spec, keys[spec.name], cfg, mesh),
+            make_chunk=functools.partial(compiled_chunk, spec, cfg, mesh=mesh),
         )
-    )
+        stages.append(stage)
+        done_updates += stage.total_updates
+        done_env_steps += stage.total_updates * stage.env_steps_per_update
     return stages
+
+
+def _init_placed(spec: StageSpec, key: jax.Array, cfg: ExperimentConfig, mesh: Mesh, params: Any) -> Any:
+    return distributed.place(spec.init_state(key, cfg, params), mesh)
 
 
 def check_memory(stages: list[Stage], cfg: ExperimentConfig) -> None:
@@ -299,12 +149,10 @@ def check_memory(stages: list[Stage], cfg: ExperimentConfig) -> None:
     limit = memory_lib.device_limit(cfg.run.device_memory_gib)
     if limit is None:
         return
-    programs = memory_lib.stage_programs(cfg, 1)  # for the abstract states
-    microbatch_sizes = {"ppo": cfg.ppo.microbatch_size, "imitation": cfg.imitation.microbatch_size}
     for stage in stages:
         chunk = stage.make_chunk(min(cfg.run.chunk_updates, stage.total_updates))
-        figures = memory_lib.compiled_memory(stage.name, chunk.lower(programs[stage.name][1]))
-        memory_lib.check_fits(figures, limit, microbatch_sizes[stage.name])
+        figures = memory_lib.compiled_memory(stage.name, chunk.lower(stage.spec.abstract_state(cfg)))
+        memory_lib.check_fits(figures, limit, stage.spec, cfg)
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -325,7 +173,7 @@ class RunContext:
 def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
     """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
     evaluation of a run, so evaluations compare like with like); with a board mix,
-    ``episodes`` games on each board (``curriculum.evaluate_boards``).
+    ``episodes`` games on each board (``evaluate.evaluate_boards``).
 
     Every process plays the same boards on its own default device (so all agree on the
     checkpoint's win rate); the parameters are copied there from their mesh.
@@ -335,7 +183,7 @@ def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[s
     batch_size = cfg.run.eval_batch_size
     if cfg.env.boards:
         eval_mines = cfg.curriculum.eval_mines or (None,) * len(cfg.env.boards)
-        return curriculum_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
+        return evaluate_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
     return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
 
 
@@ -413,12 +261,12 @@ def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any]
     current = getattr(state, "curriculum", None)
     if current is None:
         return state
-    win_rates = curriculum_lib.board_win_rates(results, ctx.cfg.env)
+    win_rates = evaluate_lib.board_win_rates(results, ctx.cfg.env)
     promoted, changed = curriculum_lib.promote(distributed.host_value(current), win_rates, update, ctx.cfg.curriculum)
     if not changed:
         return state
-    to_level = int(promoted.stage)
-    board = curriculum_lib.board_name(ctx.cfg.env.boards[to_level])
+    to_level = int(promoted.level)
+    board = ms_env.board_name(ctx.cfg.env.boards[to_level])
     ctx.writer.write_promotion(stage, update, to_level, board, win_rates[to_level - 1])
     ctx.progress.promoted(stage, update, board)
     return state.replace(curriculum=distributed.put_like(promoted, current))
@@ -507,12 +355,6 @@ def run_stages(
 
 
 def write_final_eval(path: Path, final: dict[str, Any], checkpoint_path: Path) -> None:
+    """Writes ``final`` (non-finite figures as null) and the checkpoint's path as JSON."""
     summary = {k: runlog.finite_or_none(v) if isinstance(v, float) else v for k, v in final.items()}
     path.write_text(json.dumps({**summary, "checkpoint": str(checkpoint_path)}, indent=2) + "\n")
-
-
-if __name__ == "__main__":
-    try:
-        main()
-    except (ValueError, FileNotFoundError) as err:
-        sys.exit(f"error: {err}")

@@ -1,0 +1,75 @@
+"""A local web inspector: play in a browser, watch the agent or the solver, compare beliefs.
+
+Usage::
+
+    pip install -e '.[web]'
+    python -m msjax.serve [--agent RUN] [--board beginner|intermediate|expert|HxWxM]
+                          [--host 127.0.0.1] [--port 8000]
+
+Serves the page on the loopback address (``--host 0.0.0.0`` opens it to the network) and
+prints its URL. The page plays any board; ``--board`` is the one it starts with. With
+``--agent`` (a run directory or one checkpoint, fixed for the server's life: the browser
+cannot name files) the page can step the agent and show its mine head and top moves; the
+rule solver and the exact probabilities are always there. The JSON API is described in
+``msjax.web.app``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from typing import Sequence
+
+from msjax.cli.boards import board_config
+
+WEB_PACKAGES = ("fastapi", "uvicorn")
+INSTALL_HINT = "msjax.serve needs the web extra: pip install -e '.[web]' (fastapi and uvicorn)"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m msjax.serve", description=__doc__.split("\n")[0])
+    parser.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (or one checkpoint)")
+    parser.add_argument("--board", default=None, help="board the page starts with: beginner (default), intermediate, expert, HxWxM")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    args = parser.parse_args(argv)
+    if not 0 < args.port < 65536:
+        parser.error(f"--port {args.port} must be in [1, 65535]")
+    return args
+
+
+def missing_packages() -> list[str]:
+    """The web extra's packages that are not installed."""
+    return [name for name in WEB_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the server until Ctrl-C; returns the exit status (1: no web extra, 2: bad option)."""
+    args = parse_args(argv)
+    if missing_packages():
+        print(INSTALL_HINT)
+        return 1
+    import uvicorn
+
+    from msjax import web
+
+    try:
+        agent = None
+        if args.agent:
+            from msjax.checkpoint import load_agent
+
+            agent = load_agent(args.agent)
+        inspector = web.Inspector(agent, args.agent, board_config=board_config, default_board=args.board or "beginner")
+        inspector.game_config(inspector.default_board, False)  # a bad --board fails here, not in the page
+    except (ValueError, FileNotFoundError, web.GameError) as err:
+        print(f"error: {err}")
+        return 2
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"msjax inspector: http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
+    uvicorn.run(web.create_app(inspector), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

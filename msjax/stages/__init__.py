@@ -1,0 +1,21 @@
+"""The training stages: one module per stage (``imitation``, ``ppo``), each defining its
+``StageSpec``; ``registry`` lists them in the order a run plays them; ``batchplay`` holds
+what both do when they play a batch of games and learn from it; ``curriculum`` holds the
+curriculum levels that the PPO stage plays through."""
+
+from msjax.stages import batchplay, curriculum, imitation, ppo, registry
+from msjax.stages.registry import STAGES, run_stages, stage_keys, stage_named
+from msjax.stages.spec import StageSpec
+
+__all__ = [
+    "STAGES",
+    "StageSpec",
+    "batchplay",
+    "curriculum",
+    "imitation",
+    "ppo",
+    "registry",
+    "run_stages",
+    "stage_keys",
+    "stage_named",
+]
