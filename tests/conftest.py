@@ -14,10 +14,6 @@ if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
 # persistent compilation cache, in the checkout's .xla-cache/ (ignored by git, so a clean
 # clone starts empty), compiles each once per run. Environment variables, so that the
 # subprocesses share it too.
-os.environ.setdefault(
-    "JAX_COMPILATION_CACHE_DIR", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".xla-cache")
-)
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(CHECKOUT, ".xla-cache"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
-
-# tests/test_solver_exact.py still imports its helpers from here
-from drawings import position, view  # noqa: E402, F401

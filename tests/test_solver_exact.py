@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import position, view
+from drawings import position, view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_exact import random_positions, real_positions
