@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -68,9 +69,11 @@ class CheckpointInfo:
 
 class _DropExpectedOrbaxWarnings(logging.Filter):
     """Orbax warns on every save without metrics (most of ours have none, by design) and
-    on every read-only manager (how ``load_agent`` opens a run, by design)."""
+    on every read-only manager (how ``load_agent`` opens a run, by design); on a full
+    disk its threads log the same error with tracebacks, which the command says in one
+    line (``msjax.outofspace``)."""
 
-    EXPECTED = ("did not provide metrics", "read_only=True", "Given directory is read only")
+    EXPECTED = ("did not provide metrics", "read_only=True", "Given directory is read only", "No space left on device")
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -78,6 +81,7 @@ class _DropExpectedOrbaxWarnings(logging.Filter):
 
 
 logging.getLogger("absl").addFilter(_DropExpectedOrbaxWarnings())
+logging.getLogger("asyncio").addFilter(_DropExpectedOrbaxWarnings())  # Orbax's tasks on a full disk
 LOG = logging.getLogger("msjax.checkpoint")
 
 
@@ -216,9 +220,19 @@ class Checkpoints:
             meta=ocp.args.JsonSave(meta),
         )
         metrics = None if metrics is None else {WIN_RATE: float(metrics[WIN_RATE])}
-        self._manager.save(step, args=args, metrics=metrics, force=True)
-        self._manager.wait_until_finished()
+        try:
+            self._manager.save(step, args=args, metrics=metrics, force=True)
+            self._manager.wait_until_finished()
+        except BaseException:
+            self._remove_unfinished(step)
+            raise
         return self.path(step)
+
+    def _remove_unfinished(self, step: int) -> None:
+        """Removes what a save of ``step`` cut short (a full disk, an interrupt) left: Orbax's
+        ``STEP.orbax-checkpoint-tmp`` folder; the finished checkpoints stay."""
+        for unfinished in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
+            shutil.rmtree(unfinished, ignore_errors=True)
 
     def info(self, step: int) -> CheckpointInfo:
         """The stage, update counter, config and metrics of checkpoint ``step``."""

@@ -45,7 +45,6 @@ import argparse
 import contextlib
 import dataclasses
 import functools
-import json
 import sys
 import time
 from pathlib import Path
@@ -58,9 +57,9 @@ from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
 from msjax import curriculum as curriculum_lib
-from msjax import distributed
+from msjax import distributed, divergence
 from msjax import evaluate as evaluate_lib
-from msjax import imitation, ppo, runlog
+from msjax import imitation, outofspace, ppo, runfiles, runlog
 from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
 from msjax.cli.args import non_negative_int, positive_float
@@ -69,13 +68,16 @@ from msjax.runcontrol import (
     StopSignals,
     finished_run,
     holds_run,
+    hard_stop_note,
     interrupted_advice,
     next_run_config,
     prepare_run_dir,
+    resume_command,
     restore_checkpoint,
     set_aside_later_steps,
     warm_start_params,
 )
+from msjax.runlock import RunDirLock
 from msjax.runlog import MetricsWriter, NoWriter, Progress
 
 EXIT_INTERRUPTED = 130
@@ -96,19 +98,26 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 print(finished[0])
             return finished[1]
     warm_start = None if args.resume else warm_start_params(cfg)  # before the run directory: fail first
-    run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
+    run_lock = RunDirLock()  # one writer per run directory, held until the run ends
+    run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume, run_lock)
     main_process = distributed.is_main_process()
-    with runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
+    with run_lock, runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
         try:
             checkpoint_path, final = train(cfg, run_dir, args.resume, args.resume_step, warm_start)
         except RunStopped as stopped:
             if main_process:
-                print(f"{stopped}; continue with: python -m msjax.train --workdir {run_dir} --resume")
+                print(f"{stopped}; continue with: {resume_command(run_dir)}")
             raise SystemExit(stopped.exit_code)
         except KeyboardInterrupt:
             if main_process:
                 print(interrupted_advice(run_dir, argv))
             raise SystemExit(EXIT_INTERRUPTED)
+        except divergence.TrainingDiverged as diverged:
+            raise SystemExit(f"error: {diverged}")
+        except (OSError, ValueError) as err:
+            if not outofspace.is_out_of_space(err):
+                raise
+            raise SystemExit(f"error: {outofspace.out_of_space_line(run_dir, err)}") from None
         if main_process:
             report(run_dir, checkpoint_path, final)
     return final
@@ -365,6 +374,7 @@ def run_stage(
             metrics = distributed.host_value(metrics)
             ctx.writer.write_updates(stage, update, metrics)
             unwritten = None
+            divergence.check_chunk(stage.name, update, metrics, state.params, ctx.checkpoints, ctx.cfg)
             update_after = int(distributed.host_value(state.update))
             ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
             state, results = after_chunk(stage, state, update, ctx, eval_episodes_at_end)
@@ -478,7 +488,7 @@ def train(
         else:
             writer = NoWriter()
         progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
-        with contextlib.closing(writer), contextlib.closing(progress), StopSignals() as stop:
+        with contextlib.closing(writer), contextlib.closing(progress), StopSignals(hard_stop_note(writer, run_dir)) as stop:
             ctx = RunContext(cfg, checkpoints, writer, progress, stop)
             final = run_stages(stages, start_index, state, ctx, warm_start)
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
@@ -508,7 +518,7 @@ def run_stages(
 
 def write_final_eval(path: Path, final: dict[str, Any], checkpoint_path: Path) -> None:
     summary = {k: runlog.finite_or_none(v) if isinstance(v, float) else v for k, v in final.items()}
-    path.write_text(json.dumps({**summary, "checkpoint": str(checkpoint_path)}, indent=2) + "\n")
+    runfiles.write_json_atomic(path, {**summary, "checkpoint": str(checkpoint_path)})
 
 
 if __name__ == "__main__":
