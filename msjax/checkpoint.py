@@ -68,10 +68,9 @@ class CheckpointInfo:
 
 
 class _DropExpectedOrbaxWarnings(logging.Filter):
-    """Orbax warns on every save without metrics (most of ours have none, by design) and
-    on every read-only manager (how ``load_agent`` opens a run, by design); on a full
-    disk its threads log the same error with tracebacks, which the command says in one
-    line (``msjax.outofspace``)."""
+    """Orbax warns on every save without metrics (most of ours have none, by design), on
+    every read-only manager (how ``load_agent`` opens a run), and, with tracebacks, from
+    each thread on a full disk (one line says it: ``msjax.outofspace``)."""
 
     EXPECTED = ("did not provide metrics", "read_only=True", "Given directory is read only", "No space left on device")
 
@@ -223,16 +222,11 @@ class Checkpoints:
         try:
             self._manager.save(step, args=args, metrics=metrics, force=True)
             self._manager.wait_until_finished()
-        except BaseException:
-            self._remove_unfinished(step)
+        except BaseException:  # a full disk, an interrupt: remove Orbax's unfinished step folder
+            for unfinished in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
+                shutil.rmtree(unfinished, ignore_errors=True)
             raise
         return self.path(step)
-
-    def _remove_unfinished(self, step: int) -> None:
-        """Removes what a save of ``step`` cut short (a full disk, an interrupt) left: Orbax's
-        ``STEP.orbax-checkpoint-tmp`` folder; the finished checkpoints stay."""
-        for unfinished in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
-            shutil.rmtree(unfinished, ignore_errors=True)
 
     def info(self, step: int) -> CheckpointInfo:
         """The stage, update counter, config and metrics of checkpoint ``step``."""

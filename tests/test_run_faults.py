@@ -242,3 +242,39 @@ def test_exact_analyse_names_the_shapes_it_was_given(revealed, counts):
     shapes = f"got revealed {list(revealed.shape)} and counts {list(counts.shape)}"
     with pytest.raises(ValueError, match=re.escape(shapes)):
         exact.analyse(revealed, counts, 1)
+
+
+@pytest.mark.parametrize("module", ["evaluate", "play"])
+def test_a_seed_too_large_is_one_line_naming_the_range(module, capsys):
+    from msjax import play
+    from msjax.cli import evaluate
+
+    if module == "evaluate":
+        assert evaluate.main(["--solver", "--episodes", "4", "--seed", "99999999999999999999"]) == 2
+    else:
+        with pytest.raises(SystemExit):
+            play.parse_args(["--seed", "99999999999999999999"])
+    assert "--seed: 99999999999999999999 must be in [0, 4294967295]" in capsys.readouterr().err
+
+
+def test_memory_with_zero_updates_is_one_line(capsys):
+    from msjax.cli import memory
+
+    with pytest.raises(SystemExit):
+        memory.parse_args(["small", "--updates", "0"])
+    assert "--updates: 0 must be >= 1" in capsys.readouterr().err
+
+
+def test_calibration_on_a_board_every_game_of_which_ends_at_the_first_click_is_a_note(monkeypatch, capsys):
+    from msjax import diagnostics
+    from msjax.cli import evaluate
+
+    def no_positions(*args, **kwargs):
+        raise diagnostics.NoPositions("no position after the opening click: every game ended at its first move")
+
+    figures = {"win_rate": 1.0, "win_rate_ci95": (0.5, 1.0), "episodes": 4}
+    monkeypatch.setattr(diagnostics, "diagnose", lambda *args, **kwargs: dict(figures))
+    monkeypatch.setattr(diagnostics, "mine_head_calibration", no_positions)
+    monkeypatch.setattr(evaluate, "format_table", lambda name, cfg, shown: "table")
+    assert evaluate.main(["--solver", "--episodes", "4", "--board", "1x2x1", "--safe-first-click"]) == 0
+    assert "(no calibration: every game on 1x2x1 ended at its first click)" in capsys.readouterr().out
