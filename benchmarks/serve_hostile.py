@@ -1,8 +1,9 @@
 """A bounded load test of the web inspector with one hostile client (issue 25, item 6).
 
 A live server (uvicorn on 127.0.0.1, a free port, the rule solver, no agent) serves
-``--clients`` honest clients, each playing ``--games`` beginner games to the end with the
-solver (one ``/step`` with the solver overlay per move), while one hostile client sends,
+``--clients`` honest clients, each playing beginner games to the end with the solver (one
+``/step`` with the solver overlay per move), ``--games`` of them and as many more as
+start within ``--seconds``, while one hostile client sends,
 in a loop until the honest ones are done: a 20 KB body of 2,000 overlays, an overlay
 list of 20 repeats, and a game on a board no one played before (``HxWxM`` growing) with
 a move and a solver step, each of which compiles. It stops by itself.
@@ -13,7 +14,8 @@ honest p95 passes ``--max-p95-s`` or the memory passes ``--max-rss-gib``. Before
 bounds on compiled boards (an LRU of ``web.programs.MAX_BOARDS``), every custom board's
 programs were kept, and a compile held the lock every game waited on.
 
-    PYTHONPATH=. python benchmarks/serve_hostile.py [--clients 3] [--games 2] [--max-p95-s 10] [--max-rss-gib 3]
+    PYTHONPATH=. python benchmarks/serve_hostile.py [--clients 3] [--games 2] [--seconds 120]
+        [--max-p95-s 10] [--max-rss-gib 3]
 
 Prints a table and one JSON line.
 """
@@ -42,10 +44,13 @@ def resident_bytes() -> int:
     return 0
 
 
-def honest_client(url: str, games: int, seed: int, latencies: list[float]) -> None:
-    """Plays ``games`` beginner games with the solver, timing every request."""
+def honest_client(url: str, games: int, until: float, seed: int, latencies: list[float]) -> None:
+    """Plays ``games`` beginner games with the solver, and more until the clock passes
+    ``until``, timing every request."""
     with httpx.Client(base_url=url, timeout=600) as client:
-        for game_index in range(games):
+        game_index = 0
+        while game_index < games or time.perf_counter() < until:
+            game_index += 1
             started = time.perf_counter()
             game = client.post("/api/games", json={"board": "beginner", "seed": seed + game_index}).json()
             latencies.append(time.perf_counter() - started)
@@ -79,6 +84,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=3)
     parser.add_argument("--games", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--max-p95-s", type=float, default=10.0)
     parser.add_argument("--max-rss-gib", type=float, default=3.0)
     args = parser.parse_args()
@@ -94,8 +100,12 @@ def main() -> int:
             game = warm.post("/api/games", json={"board": "beginner", "seed": 0}).json()
             warm.post(f"/api/games/{game['id']}/step", json={"player": "solver", "overlays": ["solver"]})
         threads = [threading.Thread(target=sample), threading.Thread(target=hostile_client, args=(url, stop, counts))]
-        honest = [threading.Thread(target=honest_client, args=(url, args.games, 100 * i, latencies)) for i in range(args.clients)]
         started = time.perf_counter()
+        until = started + args.seconds
+        honest = [
+            threading.Thread(target=honest_client, args=(url, args.games, until, 1000 * i, latencies))
+            for i in range(args.clients)
+        ]
         for thread in threads + honest:
             thread.start()
         for thread in honest:
