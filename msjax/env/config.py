@@ -211,7 +211,7 @@ def validate_config(cfg: EnvConfig) -> None:
         return
     most = cfg.max_mines_allowed
     if most < 1:
-        raise ValueError(no_room_for_mines(cfg.H, cfg.W))
+        raise ValueError(f"EnvConfig.mine_count={cfg.mine_count}: {no_room_for_mines(cfg.H, cfg.W)}")
     if not 1 <= cfg.mine_count <= most:
         raise ValueError(
             f"EnvConfig.mine_count={cfg.mine_count} does not fit a {cfg.H}x{cfg.W} board "
