@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -71,10 +72,11 @@ class CheckpointInfo:
 
 
 class _DropExpectedOrbaxWarnings(logging.Filter):
-    """Orbax warns on every save without metrics (most of ours have none, by design) and
-    on every read-only manager (how ``load_agent`` opens a run, by design)."""
+    """Orbax warns on every save without metrics (most of ours have none, by design), on
+    every read-only manager (how ``load_agent`` opens a run), and, with tracebacks, from
+    each thread on a full disk (one line says it: ``msjax.outofspace``)."""
 
-    EXPECTED = ("did not provide metrics", "read_only=True", "Given directory is read only")
+    EXPECTED = ("did not provide metrics", "read_only=True", "Given directory is read only", "No space left on device")
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -82,6 +84,7 @@ class _DropExpectedOrbaxWarnings(logging.Filter):
 
 
 logging.getLogger("absl").addFilter(_DropExpectedOrbaxWarnings())
+logging.getLogger("asyncio").addFilter(_DropExpectedOrbaxWarnings())  # Orbax's tasks on a full disk
 LOG = logging.getLogger("msjax.checkpoint")
 
 
@@ -204,8 +207,13 @@ class Checkpoints:
             meta=ocp.args.JsonSave(meta),
         )
         metrics = None if metrics is None else {WIN_RATE: float(metrics[WIN_RATE])}
-        self._manager.save(step, args=args, metrics=metrics, force=True)
-        self._manager.wait_until_finished()
+        try:
+            self._manager.save(step, args=args, metrics=metrics, force=True)
+            self._manager.wait_until_finished()
+        except BaseException:  # a full disk, an interrupt: remove Orbax's unfinished step folder
+            for unfinished in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
+                shutil.rmtree(unfinished, ignore_errors=True)
+            raise
         return self.path(step)
 
     def info(self, step: int) -> CheckpointInfo:

@@ -22,6 +22,7 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
+from msjax import runfiles
 from msjax.stages.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
@@ -138,8 +139,12 @@ def load_config(path: str | Path) -> ExperimentConfig:
     path = Path(path)
     if not path.exists() and path.suffix == "" and (CONFIGS_DIR / f"{path.name}.py").exists():
         path = CONFIGS_DIR / f"{path.name}.py"
+    if path.is_dir():
+        raise ValueError(f"config file {str(path)!r} is a directory; name a .py file (configs/small.py) or a name in configs/ (small)")
     if not path.is_file():
         raise FileNotFoundError(f"config file {str(path)!r} not found")
+    if path.suffix != ".py":
+        raise ValueError(f"config file {str(path)!r} must be a Python file ending in .py, with a get_config() function")
     spec = importlib.util.spec_from_file_location(f"msjax_config_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     try:
@@ -186,11 +191,13 @@ def from_dict(data: dict[str, dict[str, Any]]) -> ExperimentConfig:
 
 
 def save_json(cfg: ExperimentConfig, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(to_dict(cfg), indent=2) + "\n")
+    """Writes ``cfg`` as JSON to ``path``, atomically (never half a file)."""
+    runfiles.write_json_atomic(path, to_dict(cfg))
 
 
 def load_json(path: str | Path) -> ExperimentConfig:
-    return from_dict(json.loads(Path(path).read_text()))
+    """The config saved in ``path``; a ``ValueError`` naming the file if it is not JSON."""
+    return from_dict(runfiles.read_json(path))
 
 
 def differences(old: ExperimentConfig, new: ExperimentConfig) -> list[str]:

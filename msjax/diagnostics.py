@@ -186,6 +186,10 @@ def diagnose(
 # ----------------------------------------------------------------------------- calibration
 
 
+class NoPositions(ValueError):
+    """Every game ended at its first move, so there is no position to score."""
+
+
 class Positions(NamedTuple):
     """Positions met in games, after the opening click and before the game ended.
 
@@ -224,7 +228,8 @@ def collect_positions(
     how many games ended at each move (progress for people).
 
     Raises:
-      ValueError: ``games < 1``, or every game ended at its first move.
+      ValueError: ``games < 1``; ``NoPositions`` (a ``ValueError``) when every game ended
+        at its first move (a board whose first click clears it).
     """
     if games < 1:
         raise ValueError(f"games={games} must be >= 1")
@@ -255,7 +260,7 @@ def collect_positions(
             kept_states.append(jax.tree.map(lambda x: x[index], before))
             kept_probs.append(choice[0][index])
     if not kept_states:
-        raise ValueError("no position after the opening click: every game ended at its first move")
+        raise NoPositions("no position after the opening click: every game ended at its first move")
     states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *kept_states)
     return Positions(states, jnp.concatenate(kept_probs))
 

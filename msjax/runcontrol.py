@@ -12,8 +12,8 @@ Only process 0 moves files or prints.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import json
 import os
 import shlex
 import shutil
@@ -21,14 +21,16 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import distributed
+from msjax import distributed, runfiles
 from jax.sharding import Mesh
 
 from msjax.config import ExperimentConfig
+from msjax.runfiles import resume_command
+from msjax.runlock import RunDirBusy, RunDirLock
 from msjax.runlog import StageInfo
 
 RUN_FILES = ("config.json", "metrics.jsonl", "tb", "final_eval.json", "train.log")
@@ -54,13 +56,14 @@ def next_run_config(cfg: ExperimentConfig) -> ExperimentConfig:
     return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=new_workdir))
 
 
-def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool) -> Path:
+def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool, lock: RunDirLock | None = None) -> Path:
     """Creates the run directory, so that it holds one run.
 
     A new run refuses a directory that already holds checkpoints (resume it or pick
     another) and moves an earlier run's leftover files aside (``abandoned-K/``, only
-    process 0 moves files); a resumed run needs checkpoints. Every refusal is a
-    ``SystemExit`` with a one-line ``error:``.
+    process 0 moves files); a resumed run needs checkpoints. With ``lock``, process 0
+    takes the directory's lock (``lock_run_dir``) before anything is written there. Every
+    refusal is a ``SystemExit`` with a one-line ``error:``.
     """
     if run_dir.exists() and not run_dir.is_dir():
         raise SystemExit(f"error: --workdir {run_dir} is a file; name a directory for the run")
@@ -78,9 +81,25 @@ def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool) -> Path:
     except OSError as err:
         reason = err.strerror or str(err)
         raise SystemExit(f"error: cannot use {run_dir} as the run directory ({reason}); pick another --workdir")
+    if lock is not None:
+        lock_run_dir(lock, run_dir)
     if distributed.is_main_process() and not resume:
         set_aside_leftovers(run_dir)
     return run_dir
+
+
+def lock_run_dir(lock: RunDirLock, run_dir: Path) -> None:
+    """Process 0 takes ``run_dir``'s lock (``msjax.runlock``); when another live process
+    holds it, every process of the run stops with a ``SystemExit`` whose one ``error:``
+    line names the directory and the holder's process id."""
+    busy = ""
+    if distributed.is_main_process():
+        try:
+            lock.acquire(run_dir)
+        except RunDirBusy as err:
+            busy = str(err)
+    if distributed.any_process(bool(busy)):
+        raise SystemExit(f"error: {busy or f'{run_dir} is in use by another run (process 0 says which)'}")
 
 
 def set_aside_leftovers(run_dir: Path) -> None:
@@ -174,7 +193,7 @@ def finished_run(run_dir: Path, cfg: ExperimentConfig, stages: Sequence[StageInf
     try:
         step = checkpoints.latest_step
         info = checkpoints.info(step)
-        final = json.loads(final_path.read_text())
+        final = runfiles.read_json(final_path)
         if (info.stage, info.update) != (last.name, last.total_updates) or Path(final["checkpoint"]).name != str(step):
             return None
         checkpoint_lib.check_compatible(info.config, cfg)
@@ -212,11 +231,14 @@ class RunStopped(Exception):
 
 class StopSignals:
     """While entered (in the main thread), SIGINT and SIGTERM ask the run to stop at the
-    next chunk boundary; a second one raises ``KeyboardInterrupt`` at once."""
+    next chunk boundary; a second one ends the process at once (``exit_at_once``) with
+    128 + its number, after ``before_exit()`` (flush what is written; its text, such as
+    how to continue, is printed)."""
 
-    def __init__(self):
+    def __init__(self, before_exit: Callable[[], str] | None = None):
         self.received: signal.Signals | None = None
         self._previous: dict[int, Any] = {}
+        self._before_exit = before_exit
 
     def __enter__(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():
@@ -230,7 +252,7 @@ class StopSignals:
 
     def _handle(self, number: int, frame: Any) -> None:
         if self.received is not None:
-            raise KeyboardInterrupt
+            exit_at_once(signal.Signals(number), self._before_exit)
         self.received = signal.Signals(number)
         # os.write: print() is not safe inside a signal handler (the main thread may be printing).
         text = f"\n{self.received.name}: finishing the chunk in flight, then saving (again: stop at once)\n"
@@ -245,11 +267,46 @@ class StopSignals:
         return distributed.any_process(self.received is not None)
 
 
+def exit_at_once(received: signal.Signals, before_exit: Callable[[], str] | None) -> None:
+    """Ends the process now with 128 + ``received``'s number, after ``before_exit()``
+    and a flush of stdout and stderr (whatever fails there is skipped).
+
+    ``os._exit``, not an exception: the signal lands anywhere, also inside JAX while it
+    traces or compiles, and unwinding from there and then finalising the interpreter
+    while XLA's compile threads still run crashed the process (exit 139) or ended it as
+    an interrupt (130) instead of 128 + the signal's number.
+    """
+    note = ""
+    with contextlib.suppress(Exception):
+        note = before_exit() if before_exit is not None else ""
+    text = f"\n{received.name} again: stopped at once{note}\n"
+    try:  # through sys.stdout, so that train.log has it too; it may be busy writing
+        sys.stdout.write(text)
+    except Exception:  # noqa: BLE001 - then straight to the terminal
+        with contextlib.suppress(OSError):
+            os.write(sys.__stdout__.fileno(), text.encode())
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(128 + int(received))
+
+
+def hard_stop_note(writer: Any, run_dir: Path) -> Callable[[], str]:
+    """``StopSignals``' ``before_exit`` for a run: flushes ``writer``'s rows, then says
+    how to go on (``interrupted_advice``)."""
+
+    def before_exit() -> str:
+        writer.flush()
+        return interrupted_advice(run_dir, None)
+
+    return before_exit
+
+
 def interrupted_advice(run_dir: Path, argv: Sequence[str] | None) -> str:
     """What to run after a hard interrupt: ``--resume`` when a checkpoint was saved, the
     same command again when none was."""
     if holds_run(run_dir):
-        return f"\ninterrupted; continue with: python -m msjax.train --workdir {run_dir} --resume"
+        return f"\ninterrupted; continue with: {resume_command(run_dir)}"
     command = shlex.join(sys.argv[1:] if argv is None else [str(arg) for arg in argv])
     return (
         "\ninterrupted before the first checkpoint: nothing was saved; "

@@ -12,6 +12,7 @@ starts); its ``kind`` is ``train`` (one per update), ``eval`` or ``promotion``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -21,6 +22,7 @@ from typing import Any, Protocol, Sequence, TextIO
 
 import numpy as np
 
+from msjax import runfiles
 from msjax.stages import StageSpec
 
 
@@ -144,9 +146,9 @@ def _drop_rows_after(path: Path, step: int) -> dict[str, Any] | None:
     from); returns the last row kept (None without one)."""
     if not path.is_file():
         return None
-    lines = [line for line in path.read_text().splitlines() if line.strip()]
-    kept = [(line, row) for line, row in zip(lines, map(json.loads, lines)) if row["step"] <= step]
-    path.write_text("".join(line + "\n" for line, _ in kept))
+    lines, rows = runfiles.read_jsonl(path)  # a row cut short by a crash is dropped, and named
+    kept = [(line, row) for line, row in zip(lines, rows) if row.get("step", 0) <= step]
+    runfiles.write_text_atomic(path, "".join(line + "\n" for line, _ in kept))
     return kept[-1][1] if kept else None
 
 
@@ -176,8 +178,9 @@ class _TeeStream:
         self.terminal, self._log = terminal, log
 
     def write(self, text: str) -> int:
-        self._log.write(text)
-        self._log.flush()
+        with contextlib.suppress(OSError):  # a full disk must not stop the terminal's lines
+            self._log.write(text)
+            self._log.flush()
         return self.terminal.write(text)
 
     def flush(self) -> None:
@@ -205,11 +208,12 @@ class TextLog:
 
     def __exit__(self, kind, error, traceback) -> None:
         sys.stdout, sys.stderr = self._streams
-        if isinstance(error, SystemExit) and isinstance(error.code, str):
-            self._file.write(error.code + "\n")
-        elif isinstance(error, (ValueError, OSError)):
-            self._file.write(f"error: {error}\n")
-        self._file.close()
+        with contextlib.suppress(OSError):  # a full disk: the error still reaches the terminal
+            if isinstance(error, SystemExit) and isinstance(error.code, str):
+                self._file.write(error.code + "\n")
+            elif isinstance(error, (ValueError, OSError)):
+                self._file.write(f"error: {error}\n")
+            self._file.close()
 
 
 class Progress:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["config_overrides", "non_negative_int", "positive_int", "positive_float"]
+__all__ = ["config_overrides", "non_negative_int", "positive_int", "positive_float", "seed", "MAX_SEED"]
 
 OVERRIDE = "--config."
+MAX_SEED = 2**32 - 1
+"""The largest ``--seed``: a game's key is ``jax.random.key(seed)``, and seeds are offset
+per game, so they stay far inside the 64-bit integers JAX converts them to."""
 
 
 def non_negative_int(text: str) -> int:
@@ -54,3 +57,11 @@ def config_overrides(rest: list[str], parser: argparse.ArgumentParser, example: 
         else:
             parser.error(f"{item} needs a value")
     return overrides
+
+
+def seed(text: str) -> int:
+    """argparse type: a seed, an integer in ``[0, MAX_SEED]``."""
+    value = int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} must be in [0, {MAX_SEED}]")
+    return value

@@ -23,6 +23,7 @@ from msjax import checkpoint as checkpoint_lib
 from msjax import diagnostics
 from msjax import env as ms_env
 from msjax import runlog
+from msjax.cli.args import seed as seed_type
 from msjax.cli.boards import board_config
 
 DESCRIPTION = (
@@ -49,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--solver", action="store_true", help="the JAX rule solver instead of an agent")
     parser.add_argument("--board", metavar="BOARD", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
     parser.add_argument("--episodes", type=int, default=1000, metavar="N", help="games, one per board (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="picks the boards (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0, metavar="S", help="picks the boards (default 0)")
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
     parser.add_argument(
         "--first-click", metavar="ROW,COL", help="open every game at this cell instead of the player's own choice"
@@ -184,7 +185,10 @@ def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argp
         return {**figures, "note": "mine head not trained (aux_mine_weight 0): no calibration"}
     with runlog.CountProgress(args.calibration_games, "games", "calibration of the mine beliefs") as progress:
         games, seed = args.calibration_games, args.seed
-        figures.update(diagnostics.mine_head_calibration(player, cfg, games, seed, on_games_done=progress.advance))
+        try:
+            figures.update(diagnostics.mine_head_calibration(player, cfg, games, seed, on_games_done=progress.advance))
+        except diagnostics.NoPositions:
+            return {**figures, "note": f"no calibration: every game on {board} ended at its first click"}
     return figures
 
 

@@ -25,7 +25,7 @@ import jax
 from msjax import config as config_lib
 from msjax import memory, runlog
 from msjax import stages as stages_lib
-from msjax.cli.args import config_overrides
+from msjax.cli.args import config_overrides, positive_int
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -38,7 +38,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         ),
     )
     parser.add_argument("config", metavar="CONFIG", help="config file (configs/expert.py) or a name in configs/ (expert)")
-    parser.add_argument("--updates", type=int, metavar="N", help="updates per chunk (default: the config's run.chunk_updates)")
+    parser.add_argument("--updates", type=positive_int, metavar="N", help="updates per chunk (default: the config's run.chunk_updates)")
     args, rest = parser.parse_known_args(argv)
     args.overrides = config_overrides(rest, parser, example="ppo.microbatch_size=2048")
     return args

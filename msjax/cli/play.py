@@ -35,6 +35,7 @@ from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import solver as solver_lib
 from msjax import viz
+from msjax.cli.args import seed as seed_type
 from msjax.cli.boards import board_config
 from msjax.env import EnvConfig, EnvState
 from msjax.evaluate import TakeTurn, Turn, apply_move, new_game
@@ -288,7 +289,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--agent", metavar="RUN", help="watch the agent saved in runs/NAME")
     who.add_argument("--solver", action="store_true", help="watch the rule solver")
-    parser.add_argument("--seed", type=int, help="fixes the game (default: a random seed, printed)")
+    parser.add_argument("--seed", type=seed_type, help="fixes the game (default: a random seed, printed)")
     parser.add_argument(
         "--safe-first-click", action="store_true",
         help="only the first clicked cell is safe (default: its neighbours too, opening a region)",

@@ -6,8 +6,9 @@ Usage::
     python -m msjax.serve [--agent RUN] [--board beginner|intermediate|expert|HxWxM]
                           [--host 127.0.0.1] [--port 8000]
 
-Serves the page on the loopback address (``--host 0.0.0.0`` opens it to the network) and
-prints its URL. The page plays any board; ``--board`` is the one it starts with. With
+Serves the page on the loopback address (``--host 0.0.0.0`` opens it to the network, with
+a warning: the API has no authentication); it binds the address first and then prints
+its URL (an address in use is one ``error:`` line). The page plays any board; ``--board`` is the one it starts with. With
 ``--agent`` (a run directory or one checkpoint, fixed for the server's life: the browser
 cannot name files) the page can step the agent and show its mine head and top moves; the
 rule solver and the exact probabilities are always there. The JSON API is described in
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import ipaddress
+import socket
 import sys
 from typing import Sequence
 
@@ -65,10 +68,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, web.GameError) as err:
         print(f"error: {err}")
         return 2
+    try:
+        listening = bind(args.host, args.port)
+    except OSError as err:
+        print(f"error: cannot listen on {args.host} port {args.port} ({err.strerror or err}); pick another --port or --host")
+        return 2
     host = f"[{args.host}]" if ":" in args.host else args.host
+    if not is_loopback(args.host):
+        print(f"warning: --host {args.host} lets other machines use the inspector; its API has no authentication")
     print(f"msjax inspector: http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
-    uvicorn.run(web.create_app(inspector), host=args.host, port=args.port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(web.create_app(inspector), log_level="warning"))
+    server.run(sockets=[listening])
     return 0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (IPv4 or IPv6), not yet listening.
+
+    Raises:
+      OSError: the address is in use, not this machine's, or the host is unknown.
+    """
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    listening = socket.socket(family, kind, proto)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind(address)
+    except OSError:
+        listening.close()
+        raise
+    return listening
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine alone (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 if __name__ == "__main__":

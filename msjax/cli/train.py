@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from msjax import config as config_lib
-from msjax import distributed, runlog
+from msjax import distributed, divergence, outofspace, runlog
 from msjax import train as train_lib
 from msjax.cli.args import config_overrides, non_negative_int, positive_float
 from msjax.config import ExperimentConfig
@@ -38,8 +38,10 @@ from msjax.runcontrol import (
     interrupted_advice,
     next_run_config,
     prepare_run_dir,
+    resume_command,
     warm_start_params,
 )
+from msjax.runlock import RunDirLock
 
 EXIT_INTERRUPTED = 130
 
@@ -59,19 +61,26 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 print(finished[0])
             return finished[1]
     warm_start = None if args.resume else warm_start_params(cfg)  # before the run directory: fail first
-    run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume)
+    run_lock = RunDirLock()  # one writer per run directory, held until the run ends
+    run_dir = prepare_run_dir(Path(cfg.run.workdir), cfg, args.resume, run_lock)
     main_process = distributed.is_main_process()
-    with runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
+    with run_lock, runlog.TextLog(run_dir / "train.log") if main_process else contextlib.nullcontext():
         try:
             checkpoint_path, final = train_lib.train(cfg, run_dir, args.resume, args.resume_step, warm_start)
         except RunStopped as stopped:
             if main_process:
-                print(f"{stopped}; continue with: python -m msjax.train --workdir {run_dir} --resume")
+                print(f"{stopped}; continue with: {resume_command(run_dir)}")
             raise SystemExit(stopped.exit_code)
         except KeyboardInterrupt:
             if main_process:
                 print(interrupted_advice(run_dir, argv))
             raise SystemExit(EXIT_INTERRUPTED)
+        except divergence.TrainingDiverged as diverged:
+            raise SystemExit(f"error: {diverged}")
+        except (OSError, ValueError) as err:
+            if not outofspace.is_out_of_space(err):
+                raise
+            raise SystemExit(f"error: {outofspace.out_of_space_line(run_dir, err)}") from None
         if main_process:
             report(run_dir, checkpoint_path, final)
     return final

@@ -19,6 +19,7 @@ from msjax import diagnostics, runlog
 from msjax import evaluate as evaluate_lib
 from msjax import viz
 from msjax.cli.args import positive_int
+from msjax.cli.args import seed as seed_type
 from msjax.cli.boards import board_config
 
 PROG = "python -m msjax.viz"
@@ -35,7 +36,7 @@ def _player_options(parser: argparse.ArgumentParser) -> None:
     who.add_argument("--solver", action="store_true", help="the rule solver")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (an agent: its own board)")
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
-    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the game (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0, metavar="N", help="the game (default 0)")
 
 
 def _turns(args: argparse.Namespace):

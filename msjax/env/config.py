@@ -170,6 +170,16 @@ def _validate_boards(cfg: EnvConfig) -> None:
             )
 
 
+def no_room_for_mines(rows: int, cols: int) -> str:
+    """Why a ``rows x cols`` board holds no mine under the safe first-click neighbourhood
+    (the first click and its neighbours are every cell), and what to do."""
+    return (
+        f"a {rows}x{cols} board holds no mine with a safe first-click neighbourhood (the first click "
+        "and its neighbours clear every cell): use the safe-first-click option (--safe-first-click; "
+        "EnvConfig.guarantee_safe_neighborhood=False) or a larger board"
+    )
+
+
 def _validate_density_band(cfg: EnvConfig, rule: str) -> None:
     band = cfg.density_band
     if len(band) != 2 or not all(isinstance(x, (int, float)) for x in band):
@@ -213,6 +223,8 @@ def validate_config(cfg: EnvConfig) -> None:
         _validate_density_band(cfg, rule)
         return
     most = cfg.max_mines_allowed
+    if most < 1:
+        raise ValueError(f"EnvConfig.mine_count={cfg.mine_count}: {no_room_for_mines(cfg.H, cfg.W)}")
     if not 1 <= cfg.mine_count <= most:
         raise ValueError(
             f"EnvConfig.mine_count={cfg.mine_count} does not fit a {cfg.H}x{cfg.W} board "

@@ -13,6 +13,7 @@ every count their constraints allow, so a consistent view never reads as inconsi
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -169,6 +170,17 @@ def _inconsistent(revealed: np.ndarray) -> Analysis:
     return Analysis(mine_prob, [], [], 0, False, 0)
 
 
+def check_view_shapes(revealed: Any, counts: Any) -> None:
+    """Raises ``ValueError`` naming both shapes unless ``revealed`` is ``[H, W]`` and
+    ``counts`` is the same ``[H, W]`` (one board's view; batch with a loop)."""
+    revealed_shape, counts_shape = np.shape(revealed), np.shape(counts)
+    if len(revealed_shape) != 2 or revealed_shape != counts_shape or 0 in revealed_shape:
+        raise ValueError(
+            f"exact.analyse needs revealed and counts of one board, both [H, W]; got revealed "
+            f"{list(revealed_shape)} and counts {list(counts_shape)}"
+        )
+
+
 def analyse(
     revealed: np.ndarray,
     counts: np.ndarray,
@@ -190,7 +202,11 @@ def analyse(
     Returns:
       ``Analysis``; for an inconsistent view ``total == 0`` and ``mine_prob`` is all NaN
       on hidden cells.
+
+    Raises:
+      ValueError: ``revealed`` is not 2-D or ``counts`` has another shape (both named).
     """
+    check_view_shapes(revealed, counts)
     revealed = np.asarray(revealed, bool)
     height, width = revealed.shape
     flat_revealed = revealed.reshape(-1)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -40,14 +39,14 @@ from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
 from msjax.stages import curriculum as curriculum_lib
-from msjax import distributed
+from msjax import distributed, divergence
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import runlog
+from msjax import runfiles, runlog
 from msjax import stages as stages_lib
 from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
-from msjax.runcontrol import RunStopped, StopSignals, restore_checkpoint, set_aside_later_steps
+from msjax.runcontrol import RunStopped, StopSignals, hard_stop_note, restore_checkpoint, set_aside_later_steps
 from msjax.runlog import MetricsWriter, NoWriter, Progress
 from msjax.stages import StageSpec
 
@@ -213,6 +212,7 @@ def run_stage(
             metrics = distributed.host_value(metrics)
             ctx.writer.write_updates(stage, update, metrics)
             unwritten = None
+            divergence.check_chunk(stage.name, update, metrics, state.params, ctx.checkpoints, ctx.cfg)
             update_after = int(distributed.host_value(state.update))
             ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
             state, results = after_chunk(stage, state, update, ctx, eval_episodes_at_end)
@@ -326,7 +326,7 @@ def train(
         else:
             writer = NoWriter()
         progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
-        with contextlib.closing(writer), contextlib.closing(progress), StopSignals() as stop:
+        with contextlib.closing(writer), contextlib.closing(progress), StopSignals(hard_stop_note(writer, run_dir)) as stop:
             ctx = RunContext(cfg, checkpoints, writer, progress, stop)
             final = run_stages(stages, start_index, state, ctx, warm_start)
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
@@ -357,4 +357,4 @@ def run_stages(
 def write_final_eval(path: Path, final: dict[str, Any], checkpoint_path: Path) -> None:
     """Writes ``final`` (non-finite figures as null) and the checkpoint's path as JSON."""
     summary = {k: runlog.finite_or_none(v) if isinstance(v, float) else v for k, v in final.items()}
-    path.write_text(json.dumps({**summary, "checkpoint": str(checkpoint_path)}, indent=2) + "\n")
+    runfiles.write_json_atomic(path, {**summary, "checkpoint": str(checkpoint_path)})

@@ -16,7 +16,8 @@ Endpoints (JSON in and out; game state lives on the server, see ``msjax.web.game
 
 Every refusal is a 4xx with ``{"error": "one line"}``: malformed JSON, a missing or wrong
 field (400), an unknown game (404), a move on a finished game (409), a cell off the board
-or a board that does not fit (400).
+or a board that does not fit (400), a body over ``MAX_BODY_BYTES`` (413). An ``overlays``
+list holds each name at most once (a repeat is computed once; a longer list is a 400).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Any, Iterator, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -39,6 +40,8 @@ from msjax.web.games import OVERLAYS, GameError, Inspector
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 Overlay = Literal["agent", "solver", "exact"]
+MAX_BODY_BYTES = 4096
+"""The largest request body the API reads (every valid one is under 200 bytes)."""
 
 
 class NewGame(BaseModel):
@@ -46,7 +49,7 @@ class NewGame(BaseModel):
     board: str = Field("beginner", max_length=40)
     seed: int | None = Field(None, ge=0, lt=2**31)
     safe_first_click: bool = False
-    overlays: list[Overlay] = []
+    overlays: list[Overlay] = Field([], max_length=len(OVERLAYS))
 
 
 class Move(BaseModel):
@@ -54,13 +57,13 @@ class Move(BaseModel):
     kind: Literal["reveal", "flag"]
     row: int
     col: int
-    overlays: list[Overlay] = []
+    overlays: list[Overlay] = Field([], max_length=len(OVERLAYS))
 
 
 class Step(BaseModel):
     model_config = ConfigDict(extra="forbid")
     player: Literal["agent", "solver"]
-    overlays: list[Overlay] = []
+    overlays: list[Overlay] = Field([], max_length=len(OVERLAYS))
 
 
 def validation_message(err: RequestValidationError) -> str:
@@ -86,6 +89,7 @@ def parse_overlays(text: str) -> tuple[str, ...]:
 def create_app(inspector: Inspector) -> FastAPI:
     """The FastAPI app serving ``inspector``'s games (no docs pages, no other files)."""
     app = FastAPI(title="msjax inspector", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.exception_handler(GameError)
@@ -131,6 +135,45 @@ def create_app(inspector: Inspector) -> FastAPI:
         return inspector.tally()
 
     return app
+
+
+class BodyLimit:
+    """ASGI middleware: a request whose body is over ``max_bytes`` gets a 413 with one
+    line, before the app reads any of it (by its ``Content-Length``) or as soon as a
+    streamed body passes the limit; the body read is handed on to the app."""
+
+    def __init__(self, app: Any, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers", ())).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.max_bytes:
+            return await self._refuse(send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None  # the client went away
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_bytes:
+                return await self._refuse(send)
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        message = f"request body over {self.max_bytes} bytes: the API's requests are small JSON objects"
+        await JSONResponse({"error": message}, status_code=413)({"type": "http"}, None, send)
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -4,9 +4,11 @@ agent or the solver, and the beliefs the page draws.
 Game state lives here, in memory, keyed by a random game id (the newest ``max_games``
 games are kept; older ids answer "unknown game"). A request names its game id and the
 overlays it wants; the answer is the whole position as JSON-ready data. Every JAX function
-is jitted with the game's config as a static argument, so it compiles once per board size
-and first-click rule. Nothing here touches the filesystem: the agent is given when the
-inspector is built.
+is jitted for one game config (``board_programs``), so it compiles once per board size and
+first-click rule; the programs of the ``web.programs.MAX_BOARDS`` boards used last are kept.
+A game's moves and answers hold that game's lock (a compile included), so one client's new
+board never stalls the other games. Nothing here touches the filesystem: the agent is
+given when the inspector is built.
 
 Keys follow ``msjax.evaluate``'s turns: the game's key is ``jax.random.key(seed)``, the
 solver's key at move ``n`` that key folded with 1, then ``n``; the agent's folded with 2.
@@ -21,7 +23,7 @@ import os
 import secrets
 import threading
 import time
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +34,7 @@ from msjax import exact
 from msjax import solver as solver_lib
 from msjax import viz
 from msjax.env import EnvConfig, EnvState
+from msjax.web.programs import MAX_BOARDS, CompiledBoards
 
 MAX_ROWS = 32
 """Largest board height the inspector accepts (the env's width limit is ``env.MAX_WIDTH``)."""
@@ -65,6 +68,7 @@ class Game:
       last_move: the last move as JSON-ready data (kind, row, col, player, layer), or None.
       counted: whether the game's result is in the tally.
       exact_cache: ``exact.analyse``'s component cache for this board.
+      lock: held while the game is read or changed.
     """
 
     game_id: str
@@ -76,31 +80,28 @@ class Game:
     last_move: dict | None = None
     counted: bool = False
     exact_cache: dict = dataclasses.field(default_factory=dict, repr=False)
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 # ----------------------------------------------------------------------------- compiled pieces
 
 
-@functools.partial(jax.jit, static_argnums=(2,))
 def _apply(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvState:
     return ms_env.step(state, action, cfg)[0]
 
 
-@functools.partial(jax.jit, static_argnums=(2, 3))
 def _solver_step(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
     """``(next state, action int32[], layer int32[])``: the solver's move, played."""
     action, layer = solver_lib.solver_action(state, key, cfg, solver_cfg)
     return ms_env.step(state, action, cfg)[0], action, layer
 
 
-@jax.jit
 def _agent_step(agent: Any, state: EnvState, key: jax.Array):
     """``(next state, action int32[])``: the agent's move, played."""
     action = agent.act(state, key)
     return ms_env.step(state, action, agent.env_cfg)[0], action
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
 def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
     """``(mine probabilities f32[H, W], Forced)`` of the solver; what the rules make
     certain reads 0 (``env.with_rule_certainties``: before the first click, every cell)."""
@@ -108,11 +109,45 @@ def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.Solv
     return probabilities, solver_lib.forced_moves(state, cfg, solver_cfg)
 
 
-@jax.jit
 def _agent_beliefs(agent: Any, state: EnvState):
     """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent; its
     mine head reads 0 where the rules make a cell certain (``env.with_rule_certainties``)."""
     return ms_env.with_rule_certainties(agent.mine_probabilities(state), state), agent.action_probabilities(state)
+
+
+class BoardPrograms(NamedTuple):
+    """The jitted functions of one game config (each compiles on its first call).
+
+    Attributes:
+      reset: ``key -> EnvState``; apply: ``(state, action int32[]) -> state``;
+      solver_step: ``(state, key) -> (state, action, layer)``;
+      solver_beliefs: ``state -> (mine probabilities, Forced)``;
+      agent: the agent for this board (None without one); agent_step:
+      ``(agent, state, key) -> (state, action)``; agent_beliefs: ``(agent, state) ->
+      (mine probabilities, action probabilities)``.
+    """
+
+    reset: Callable
+    apply: Callable
+    solver_step: Callable
+    solver_beliefs: Callable
+    agent: Any
+    agent_step: Callable
+    agent_beliefs: Callable
+
+
+def board_programs(cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig, agent: Any) -> BoardPrograms:
+    """``cfg``'s programs: new function objects, so that dropping them (``CompiledBoards``)
+    frees their executables with them."""
+    return BoardPrograms(
+        reset=jax.jit(lambda key: ms_env.reset(key, cfg)),
+        apply=jax.jit(lambda state, action: _apply(state, action, cfg)),
+        solver_step=jax.jit(lambda state, key: _solver_step(state, key, cfg, solver_cfg)),
+        solver_beliefs=jax.jit(lambda state: _solver_beliefs(state, cfg, solver_cfg)),
+        agent=agent.for_board(cfg) if agent is not None else None,
+        agent_step=jax.jit(lambda board_agent, state, key: _agent_step(board_agent, state, key)),
+        agent_beliefs=jax.jit(lambda board_agent, state: _agent_beliefs(board_agent, state)),
+    )
 
 
 def _grid(values: Any) -> list[list[float | None]]:
@@ -139,8 +174,11 @@ class Inspector:
       exact_max_nodes: search budget of the exact overlay per component
         (``exact.analyse``'s ``max_nodes``); past it the overlay says "approximate".
       max_games: games kept in memory; the oldest is dropped first.
+      max_boards: custom boards whose compiled programs are kept, besides the standard
+        boards' (``web.programs.CompiledBoards``).
 
-    Every public method is safe to call from several threads (one lock).
+    Every public method is safe to call from several threads: ``lock`` guards the games
+    table and the tally, each game's own lock its position (and any compile it needs).
     """
 
     def __init__(
@@ -153,6 +191,7 @@ class Inspector:
         solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig(),
         exact_max_nodes: int = 20_000,
         max_games: int = 256,
+        max_boards: int = MAX_BOARDS,
     ):
         self.agent, self.agent_name = agent, agent_name
         self.board_config, self.default_board = board_config, default_board
@@ -160,7 +199,13 @@ class Inspector:
         self.games: collections.OrderedDict[str, Game] = collections.OrderedDict()
         self.results: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
-        self.agents_by_cfg: dict[EnvConfig, Any] = {}
+        build = functools.partial(board_programs, solver_cfg=solver_cfg, agent=agent)
+        self.programs = CompiledBoards(build, max_boards, pinned=self._standard_configs())
+
+    def _standard_configs(self) -> list[EnvConfig]:
+        """The configs of the standard boards under both first-click rules."""
+        base = self.agent.env_cfg if self.agent is not None else None
+        return [self.board_config(name, rule, base) for name in ms_env.STANDARD_BOARDS for rule in (False, True)]
 
     # ------------------------------------------------------------------ requests
 
@@ -183,7 +228,7 @@ class Inspector:
         """
         cfg = self.game_config(board, safe_first_click)
         seed = int.from_bytes(os.urandom(3), "little") if seed is None else seed
-        game = Game(secrets.token_hex(6), cfg, seed, ms_env.reset(jax.random.key(seed), cfg))
+        game = Game(secrets.token_hex(6), cfg, seed, self.programs.get(cfg).reset(jax.random.key(seed)))
         with self.lock:
             self.games[game.game_id] = game
             while len(self.games) > self.max_games:
@@ -217,7 +262,7 @@ class Inspector:
             already revealed, or a reveal on a flag.
         """
         game = self.game(game_id)
-        with self.lock:
+        with game.lock:
             self._check_playing(game)
             height, width = game.cfg.H, game.cfg.W
             for name, value, size in (("row", row, height), ("col", col, width)):
@@ -228,7 +273,7 @@ class Inspector:
             if kind == "reveal" and bool(game.state.flags[row, col]):
                 raise GameError(400, f"({row}, {col}) is flagged: unflag it first")
             action = ms_env.encode_action(row * width + col, kind == "flag", game.cfg)
-            game.state = _apply(game.state, jnp.int32(action), game.cfg)
+            game.state = self.programs.get(game.cfg).apply(game.state, jnp.int32(action))
             self._record(game, "you", kind, row, col, None)
         return game
 
@@ -241,16 +286,17 @@ class Inspector:
         game = self.game(game_id)
         if player == "agent" and self.agent is None:
             raise GameError(400, "no agent loaded: start the server with --agent RUN")
-        with self.lock:
+        with game.lock:
             self._check_playing(game)
+            programs = self.programs.get(game.cfg)
             key = jax.random.fold_in(jax.random.key(game.seed), 1 if player == "solver" else 2)
             key = jax.random.fold_in(key, game.moves)
             layer = None
             if player == "solver":
-                game.state, action, layer_code = _solver_step(game.state, key, game.cfg, self.solver_cfg)
+                game.state, action, layer_code = programs.solver_step(game.state, key)
                 layer = int(layer_code)
             else:
-                game.state, action = _agent_step(self._agent_for(game.cfg), game.state, key)
+                game.state, action = programs.agent_step(programs.agent, game.state, key)
             kind, row, col = viz.describe_action(int(action), game.cfg)
             self._record(game, player, kind, row, col, layer)
         return game
@@ -269,9 +315,10 @@ class Inspector:
 
         ``board`` is one string per row of ``viz.cell_symbols``: ``#`` hidden, ``F`` flag,
         ``.`` or a digit revealed, and once the game is over ``X`` the mine hit, ``*``
-        the other mines, ``x`` a wrong flag.
+        the other mines, ``x`` a wrong flag. A name repeated in ``overlays`` is computed once.
         """
-        with self.lock:
+        overlays = tuple(dict.fromkeys(overlays))
+        with game.lock:
             view = viz.board_view(game.state)
             answer = {
                 "id": game.game_id,
@@ -296,11 +343,12 @@ class Inspector:
         if name == "agent":
             if self.agent is None:
                 return {"unavailable": "no agent loaded (start the server with --agent RUN)"}
-            mine, actions = _agent_beliefs(self._agent_for(game.cfg), game.state)
+            programs = self.programs.get(game.cfg)
+            mine, actions = programs.agent_beliefs(programs.agent, game.state)
             top = viz.top_actions(np.asarray(actions), (game.cfg.H, game.cfg.W), TOP_MOVES)
             result = {"mine": _grid(mine), "top": [{"kind": a.kind, "row": a.row, "col": a.col, "p": round(a.probability, 3)} for a in top]}
         elif name == "solver":
-            mine, forced = _solver_beliefs(game.state, game.cfg, self.solver_cfg)
+            mine, forced = self.programs.get(game.cfg).solver_beliefs(game.state)
             layers = np.asarray(forced.layer)
             proven = [
                 {"row": int(r), "col": int(c), "kind": "mine" if bool(forced.mines[r, c]) else "safe", "layer": int(layers[r, c])}
@@ -326,11 +374,6 @@ class Inspector:
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _agent_for(self, cfg: EnvConfig) -> Any:
-        if cfg not in self.agents_by_cfg:
-            self.agents_by_cfg[cfg] = self.agent.for_board(cfg)
-        return self.agents_by_cfg[cfg]
-
     def _check_playing(self, game: Game) -> None:
         status = self._status(game, viz.board_view(game.state))
         if status not in ("new", "playing"):
@@ -355,5 +398,6 @@ class Inspector:
         status = self._status(game, viz.board_view(game.state))
         if status not in ("new", "playing") and not game.counted:
             game.counted = True
-            result = self.results.setdefault(" + ".join(sorted(game.players)), {"won": 0, "lost": 0})
-            result["won" if status == "won" else "lost"] += 1
+            with self.lock:
+                result = self.results.setdefault(" + ".join(sorted(game.players)), {"won": 0, "lost": 0})
+                result["won" if status == "won" else "lost"] += 1

@@ -1,0 +1,94 @@
+"""The inspector under a hostile client (issue 25, item 6): overlay lists and request
+bodies are capped, compiled programs are kept for a bounded number of boards, a compile
+never holds the lock other games wait on, and ``serve`` binds before it prints its URL.
+The solver alone plays (no agent), on boards of a few cells."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra is not installed: pip install -e '.[web]'")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from msjax import serve, web  # noqa: E402
+from msjax.cli.boards import board_config  # noqa: E402
+from msjax.web.app import MAX_BODY_BYTES  # noqa: E402
+
+BOARD = "4x4x2"
+
+
+@pytest.fixture(scope="module")
+def inspector():
+    return web.Inspector(board_config=board_config, default_board=BOARD, max_boards=2)
+
+
+@pytest.fixture(scope="module")
+def client(inspector):
+    with TestClient(web.create_app(inspector), base_url="http://127.0.0.1") as test_client:
+        yield test_client
+
+
+def test_a_long_overlay_list_is_refused_and_repeats_are_computed_once(client):
+    game = client.post("/api/games", json={"board": BOARD, "seed": 1}).json()
+    url, move = f"/api/games/{game['id']}/move", {"kind": "reveal", "row": 0, "col": 0}
+    refused = client.post(url, json={**move, "overlays": ["solver"] * 20})
+    assert refused.status_code == 400 and "overlays" in refused.json()["error"]
+    assert client.post(url, json={**move, "overlays": ["solver"] * 2000}).status_code == 413
+    answer = client.post(url, json={**move, "overlays": ["exact", "exact"]})
+    assert answer.status_code == 200 and list(answer.json()["beliefs"]) == ["exact"]
+
+
+def test_a_body_over_the_cap_is_a_413_with_one_line(client):
+    body = b'{"board": "' + b"x" * MAX_BODY_BYTES + b'"}'
+    response = client.post("/api/games", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert f"over {MAX_BODY_BYTES} bytes" in response.json()["error"]
+
+
+def test_compiled_programs_are_kept_for_the_standard_boards_and_the_custom_ones_used_last(inspector):
+    beginner = inspector.new_game("beginner", 1, False)
+    kept = inspector.programs.get(beginner.cfg)
+    games = [inspector.new_game(board, 1, True) for board in ("4x4x2", "4x5x2", "5x4x2")]
+    assert inspector.programs.boards() == [games[1].cfg, games[2].cfg]
+    inspector.move(games[0].game_id, "reveal", 0, 0)  # a dropped board compiles again and plays
+    assert inspector.programs.boards() == [games[2].cfg, games[0].cfg]
+    assert inspector.programs.get(beginner.cfg) is kept  # custom boards never push a standard one out
+
+
+def test_a_game_that_is_busy_compiling_does_not_stall_the_others(inspector):
+    busy, other = inspector.new_game(BOARD, 1, False), inspector.new_game(BOARD, 2, False)
+    done = threading.Event()
+    with busy.lock:  # as while its first move on a new board compiles
+        worker = threading.Thread(target=lambda: (inspector.move(other.game_id, "reveal", 0, 0), done.set()))
+        worker.start()
+        assert done.wait(timeout=120), "another game waited for the busy one"
+        inspector.new_game("4x6x2", 3, False)
+    worker.join()
+
+
+def test_serve_binds_before_it_prints_the_url(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert serve.main(["--port", str(port)]) == 2
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith(f"error: cannot listen on 127.0.0.1 port {port}")
+    assert "http://" not in out
+
+
+def test_serve_on_a_non_loopback_host_warns_that_the_api_has_no_authentication(monkeypatch, capsys):
+    import uvicorn
+
+    served = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: served.append(sockets))
+    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda config: None)  # it would close pytest's handlers
+    assert serve.main(["--host", "0.0.0.0", "--port", str(web.free_port("0.0.0.0"))]) == 0
+    out = capsys.readouterr().out
+    assert out.index("warning: --host 0.0.0.0") < out.index("http://0.0.0.0:") and "no authentication" in out
+    served[0][0].close()
+    assert serve.is_loopback("127.0.0.1") and serve.is_loopback("::1") and serve.is_loopback("localhost")
