@@ -22,7 +22,8 @@ import pytest
 
 from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
-from msjax import exact, outofspace, runcontrol, runfiles, runlog, train
+from msjax import exact, outofspace, runcontrol, runfiles, runlog
+from msjax.cli import train
 from msjax.checkpoint import Checkpoints
 from msjax.runlock import RunDirBusy, RunDirLock
 from test_train import config_file, run_main
@@ -181,7 +182,7 @@ def test_a_full_disk_is_one_error_line_naming_the_directory_and_the_kept_checkpo
     def full_disk(*args):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(train, "train", full_disk)
+    monkeypatch.setattr(train.train_lib, "train", full_disk)
     with pytest.raises(SystemExit) as stopped:
         train.main(["--config", str(config_file(tmp_path, TINY)), "--workdir", str(run_dir), "--resume"])
     assert stopped.value.code == (
@@ -245,7 +246,7 @@ def test_exact_analyse_names_the_shapes_it_was_given(revealed, counts):
 
 @pytest.mark.parametrize("module", ["evaluate", "play"])
 def test_a_seed_too_large_is_one_line_naming_the_range(module, capsys):
-    from msjax import play
+    from msjax.cli import play
     from msjax.cli import evaluate
 
     if module == "evaluate":

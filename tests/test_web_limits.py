@@ -14,7 +14,8 @@ pytest.importorskip("fastapi", reason="the web extra is not installed: pip insta
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from msjax import serve, web  # noqa: E402
+from msjax import web  # noqa: E402
+from msjax.cli import serve  # noqa: E402
 from msjax.cli.boards import board_config  # noqa: E402
 from msjax.web.app import MAX_BODY_BYTES  # noqa: E402
 
