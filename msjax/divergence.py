@@ -58,14 +58,16 @@ def params_finite(params: Any) -> bool:
     return bool(distributed.host_value(_all_finite(params)))
 
 
-def check_chunk(stage: str, first_update: int, metrics: dict[str, Any], params: Any, checkpoints: Any, cfg: Any) -> None:
-    """Raises ``TrainingDiverged`` when the chunk of ``stage`` that started after update
-    ``first_update`` produced a non-finite loss or gradient norm (``metrics``: host
-    arrays, one value per update) or non-finite ``params``.
+def check_chunk(spec: Any, first_update: int, metrics: dict[str, Any], params: Any, checkpoints: Any, cfg: Any) -> None:
+    """Raises ``TrainingDiverged`` when the chunk of the stage ``spec``
+    (``stages.StageSpec``) that started after update ``first_update`` produced a
+    non-finite loss or gradient norm (``metrics``: host arrays, one value per update) or
+    non-finite ``params``.
 
     ``checkpoints`` (``checkpoint.Checkpoints``) names the newest checkpoint, ``cfg``
-    (``ExperimentConfig``) the stage's learning rate to suggest a tenth of.
+    (``ExperimentConfig``) holds the stage's learning rate to suggest a tenth of.
     """
+    stage = spec.name
     found = first_non_finite(metrics)
     if found is not None:
         index, name, value = found
@@ -75,14 +77,13 @@ def check_chunk(stage: str, first_update: int, metrics: dict[str, Any], params: 
         what = f"{stage} update {first_update + count}: the parameters hold NaN or infinity"
     else:
         return
-    raise TrainingDiverged(f"training diverged at {what}; {how_to_go_on(stage, checkpoints, cfg)}")
+    raise TrainingDiverged(f"training diverged at {what}; {how_to_go_on(spec, checkpoints, cfg)}")
 
 
-def how_to_go_on(stage: str, checkpoints: Any, cfg: Any) -> str:
+def how_to_go_on(spec: Any, checkpoints: Any, cfg: Any) -> str:
     """Where the newest (finite) checkpoint is, and the command that resumes from it with a
-    tenth of the stage's learning rate (or starts again, when none was saved)."""
-    field = f"{stage}.lr"
-    smaller = f"--config.{field}={getattr(cfg, stage).lr / 10:g}"
+    tenth of the learning rate of the stage ``spec`` (or starts again, when none was saved)."""
+    smaller = f"--config.{spec.setting('lr')}={spec.config(cfg).lr / 10:g}"
     run_dir = Path(checkpoints.directory).parent
     step = checkpoints.latest_step
     if step is None:

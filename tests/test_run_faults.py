@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import orbax.checkpoint as ocp
@@ -26,29 +25,8 @@ from msjax import exact, outofspace, runcontrol, runfiles, runlog
 from msjax.cli import train
 from msjax.checkpoint import Checkpoints
 from msjax.runlock import RunDirBusy, RunDirLock
-from test_train import config_file, run_main
-from tiny_runs import TINY, saved_run
-
-REPO = Path(__file__).resolve().parent.parent
-CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-ENDLESS = config_lib.apply_overrides(
-    TINY, ["ppo.total_updates=100000", "run.eval_every_updates=0", "run.checkpoint_every_updates=0",
-           "run.tensorboard=false"],
-)  # fmt: skip
-
-
-def start_endless_run(tmp_path, run_dir):
-    """A real training process on ``run_dir`` that runs until it is stopped."""
-    command = [sys.executable, "-m", "msjax.train", "--config", str(config_file(tmp_path, ENDLESS))]
-    command += ["--workdir", str(run_dir)]
-    return subprocess.Popen(command, cwd=REPO, env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(path, process, seconds=240):
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert process.poll() is None and time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.1)
+from test_train import run_main
+from tiny_runs import CHILD_ENV, ENDLESS, REPO, TINY, config_file, saved_run, start_endless_run, wait_for
 
 
 # ----------------------------------------------------------------------------- one writer

@@ -12,10 +12,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import jax
 import numpy as np
@@ -27,7 +23,7 @@ from msjax import distributed, runcontrol, runlog, train
 from msjax.cli import train as train_cli
 from msjax.checkpoint import CheckpointError, Checkpoints
 from msjax.stages import ppo
-from tiny_runs import TINY
+from tiny_runs import TINY, config_file, start_endless_run, wait_for
 
 TINY_WITH_IMITATION = config_lib.apply_overrides(
     TINY,
@@ -54,17 +50,6 @@ def run_main(argv):
     with contextlib.redirect_stdout(printed):
         final = train_cli.main([str(arg) for arg in argv])
     return final, printed.getvalue()
-
-
-def config_file(tmp_path, cfg):
-    """A config file whose ``get_config()`` returns ``cfg``."""
-    (tmp_path / "saved.json").write_text(json.dumps(config_lib.to_dict(cfg)))
-    path = tmp_path / "tiny_config.py"
-    path.write_text(
-        "from pathlib import Path\nfrom msjax import config\n\n"
-        f"def get_config():\n    return config.load_json(Path({str(tmp_path / 'saved.json')!r}))\n"
-    )
-    return path
 
 
 def train_rows(run_dir):
@@ -313,21 +298,10 @@ def test_a_hard_interrupt_while_a_chunk_finishes_still_writes_its_rows(tmp_path,
 
 def test_sigterm_after_the_first_chunk_saves_and_says_how_to_continue(tmp_path):
     """A real process (``timeout``, Slurm and ``docker stop`` send SIGTERM)."""
-    endless = config_lib.apply_overrides(
-        TINY, ["ppo.total_updates=100000", "run.eval_every_updates=0", "run.checkpoint_every_updates=0",
-               "run.tensorboard=false"],
-    )  # fmt: skip
     run_dir = tmp_path / "run"
-    repo = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "msjax.train", "--config", str(config_file(tmp_path, endless))]
-    command += ["--workdir", str(run_dir)]
-    process = subprocess.Popen(command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start_endless_run(tmp_path, run_dir)
     try:
-        deadline = time.monotonic() + 240
-        while not ((run_dir / "metrics.jsonl").is_file() and (run_dir / "metrics.jsonl").read_text()):
-            assert process.poll() is None and time.monotonic() < deadline, "no first chunk"
-            time.sleep(0.2)
+        wait_for(run_dir / "metrics.jsonl", process, non_empty=True)  # the first chunk's row
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=120)
     finally:

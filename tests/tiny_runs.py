@@ -1,5 +1,11 @@
-"""Tiny configs and checkpoints for the runner's tests (4x4 boards, a one-layer net)."""
+"""Tiny configs and checkpoints for the runner's tests (4x4 boards, a one-layer net), and
+real training processes on them (``start_endless_run``)."""
 
+import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import jax
@@ -27,6 +33,13 @@ TINY = ExperimentConfig(
         progress_bar=False,
     ),
 )
+# Runs until it is stopped: the tests that send it signals or a second writer.
+ENDLESS = config_lib.apply_overrides(
+    TINY, ["ppo.total_updates=100000", "run.eval_every_updates=0", "run.checkpoint_every_updates=0",
+           "run.tensorboard=false"],
+)  # fmt: skip
+REPO = Path(__file__).resolve().parent.parent
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
 
 
 def fresh_ppo_state(cfg: ExperimentConfig = TINY, seed: int = 0) -> ppo.PPOState:
@@ -51,3 +64,32 @@ def saved_run(run_dir: Path, cfg: ExperimentConfig = TINY, steps=(1,), metrics=N
         )
     checkpoints.close()
     return run_dir
+
+
+def config_file(tmp_path: Path, cfg: ExperimentConfig) -> Path:
+    """A config file whose ``get_config()`` returns ``cfg``."""
+    (tmp_path / "saved.json").write_text(json.dumps(config_lib.to_dict(cfg)))
+    path = tmp_path / "tiny_config.py"
+    path.write_text(
+        "from pathlib import Path\nfrom msjax import config\n\n"
+        f"def get_config():\n    return config.load_json(Path({str(tmp_path / 'saved.json')!r}))\n"
+    )
+    return path
+
+
+def start_endless_run(tmp_path: Path, run_dir: Path) -> subprocess.Popen:
+    """A real training process (``python -m msjax.train``) on ``run_dir`` that runs until
+    it is stopped."""
+    command = [sys.executable, "-m", "msjax.train", "--config", str(config_file(tmp_path, ENDLESS))]
+    command += ["--workdir", str(run_dir)]
+    return subprocess.Popen(command, cwd=REPO, env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(path: Path, process: subprocess.Popen, seconds: float = 240, non_empty: bool = False) -> None:
+    """Waits until ``path`` exists (and, with ``non_empty``, holds something); fails if
+    ``process`` ends first or after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    there = lambda: path.is_file() and bool(path.read_text()) if non_empty else path.exists()
+    while not there():
+        assert process.poll() is None and time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.1)

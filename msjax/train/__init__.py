@@ -212,7 +212,7 @@ def run_stage(
             metrics = distributed.host_value(metrics)
             ctx.writer.write_updates(stage, update, metrics)
             unwritten = None
-            divergence.check_chunk(stage.name, update, metrics, state.params, ctx.checkpoints, ctx.cfg)
+            divergence.check_chunk(stage.spec, update, metrics, state.params, ctx.checkpoints, ctx.cfg)
             update_after = int(distributed.host_value(state.update))
             ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
             state, results = after_chunk(stage, state, update, ctx, eval_episodes_at_end)
