@@ -79,6 +79,8 @@ class Agent:
       model_cfg: the network (static).
       env_cfg: the game it plays (static); observations and legal moves follow it.
       greedy: play the most likely legal action (default) instead of sampling one.
+      symmetric: average the network's outputs over the board's symmetries (8 on a square
+        board, 4 otherwise: ``models.apply_network``), at that many times the compute.
       config: the training run's full ``ExperimentConfig``, when loaded from a run (static).
     """
 
@@ -87,16 +89,17 @@ class Agent:
     env_cfg: ms_env.EnvConfig = struct.field(pytree_node=False)
     greedy: bool = struct.field(pytree_node=False, default=True)
     config: Any = struct.field(pytree_node=False, default=None)
+    symmetric: bool = struct.field(pytree_node=False, default=False)
 
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
         """int32[]: the move on one board (``key`` is needed only when sampling)."""
         key = jax.random.key(0) if key is None else key
-        return models.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy)
+        return models.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy, self.symmetric)
 
     def outputs(self, state: ms_env.EnvState) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The network on one board: ``(logits f32[2HW], value f32[], mine_logits f32[H, W])``."""
         obs = ms_env.observe(state, self.env_cfg)[None]
-        logits, value, mine_logits = models.make_model(self.model_cfg).apply(self.params, obs)
+        logits, value, mine_logits = models.apply_network(self.params, self.model_cfg, obs, self.symmetric)
         return logits[0], value[0], mine_logits[0]
 
     def action_probabilities(self, state: ms_env.EnvState) -> jax.Array:
@@ -127,6 +130,10 @@ class Agent:
     def sampling(self) -> "Agent":
         """This agent sampling from its policy instead of playing greedily."""
         return self.replace(greedy=False)
+
+    def symmetrised(self) -> "Agent":
+        """This agent with its outputs averaged over the board's symmetries (``symmetric``)."""
+        return self.replace(symmetric=True)
 
 
 @dataclasses.dataclass(frozen=True)

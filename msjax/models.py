@@ -265,6 +265,52 @@ def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:
     return jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
 
 
+# The board's symmetries, each a sequence of self-inverse steps on the last two axes (its
+# inverse is the same steps in reverse order): the 4 of any rectangle, then on a square
+# board the 4 that also transpose it.
+_FLIPS = ((), ("flip_rows",), ("flip_cols",), ("flip_rows", "flip_cols"))
+_STEPS = {
+    "flip_rows": lambda x: jnp.flip(x, axis=-2),
+    "flip_cols": lambda x: jnp.flip(x, axis=-1),
+    "transpose": lambda x: jnp.swapaxes(x, -1, -2),
+}
+
+
+def board_symmetries(height: int, width: int) -> tuple[tuple[str, ...], ...]:
+    """The symmetries of an ``height x width`` board: 8 on a square board (rotations and
+    reflections), 4 otherwise (the identity, the two flips and the half turn)."""
+    return _FLIPS + (tuple(("transpose",) + f for f in _FLIPS) if height == width else ())
+
+
+def _transform(x: jax.Array, steps: tuple[str, ...], inverse: bool = False) -> jax.Array:
+    for step in reversed(steps) if inverse else steps:
+        x = _STEPS[step](x)
+    return x
+
+
+def apply_network(params: Any, model_cfg: ModelConfig, obs: jax.Array, symmetric: bool = False):
+    """The network on ``obs`` (float32[B, C, H, W]): ``(logits [B, 2HW], value [B],
+    mine_logits [B, H, W])``.
+
+    With ``symmetric``, the network also sees each symmetry of the boards
+    (``board_symmetries``; one call on a batch ``len(symmetries)`` times larger) and the
+    outputs are averaged, each cell's logits taken back to the cell they belong to: the
+    policy and the mine beliefs of an agent are then exactly symmetric.
+    """
+    apply = make_model(model_cfg).apply
+    if not symmetric:
+        return apply(params, obs)
+    batch, _, height, width = obs.shape
+    group = board_symmetries(height, width)
+    logits, value, mine_logits = apply(params, jnp.concatenate([_transform(obs, g) for g in group]))
+    as_maps = lambda x: x.reshape((len(group), batch) + x.shape[1:])
+    logits = as_maps(logits).reshape(len(group), batch, 2, height, width)
+    mine_logits = as_maps(mine_logits)
+    # sums of terms already divided: a flag-less network's dtype-minimum flag logits stay finite
+    mean = lambda maps: sum(_transform(maps[i], g, inverse=True) / len(group) for i, g in enumerate(group))
+    return mean(logits).reshape(batch, 2 * height * width), jnp.mean(as_maps(value), axis=0), mean(mine_logits)
+
+
 def policy_action(
     params: Any,
     model_cfg: ModelConfig,
@@ -272,14 +318,16 @@ def policy_action(
     state: ms_env.EnvState,
     key: jax.Array,
     greedy: bool = False,
+    symmetric: bool = False,
 ) -> jax.Array:
     """The agent's move on one board: int32[] action, sampled (or argmax) from the masked policy.
 
-    Pure and jittable (``model_cfg``, ``env_cfg`` and ``greedy`` static); vmap it over
-    boards. Reads only what the player sees.
+    Pure and jittable (``model_cfg``, ``env_cfg``, ``greedy`` and ``symmetric`` static);
+    vmap it over boards. Reads only what the player sees. ``symmetric``: the policy
+    averaged over the board's symmetries (``apply_network``).
     """
     obs = ms_env.observe(state, env_cfg)[None]
-    logits, _, _ = make_model(model_cfg).apply(params, obs)
+    logits, _, _ = apply_network(params, model_cfg, obs, symmetric)
     logits = masked_logits(logits[0], ms_env.action_mask(state, env_cfg))
     if greedy:
         return jnp.argmax(logits).astype(jnp.int32)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
+from msjax import models
 from msjax.agent import Agent
 from msjax.checkpoint import load_agent
 from msjax.checkpoint import CheckpointError
@@ -82,6 +83,33 @@ def test_the_same_weights_play_another_board_size(run_dir):
     agent = load_agent(run_dir).for_board(larger)
     assert_legal(agent, games_in_play(larger), larger)
     assert agent.mine_probabilities(ms_env.reset(jax.random.key(0), larger)).shape == (6, 7)
+
+
+def transformed(states, steps):
+    """The games with every board array taken through ``steps`` (``models._STEPS``)."""
+    boards = {name: models._transform(getattr(states, name), steps) for name in ("mine_mask", "counts", "revealed", "flags")}
+    return states.replace(**boards)
+
+
+@pytest.mark.parametrize("board", [(5, 5, 3), (4, 6, 3)], ids=["square", "rectangle"])
+def test_a_symmetrised_agent_turns_with_the_board(run_dir, board):
+    cfg = ms_env.EnvConfig(H=board[0], W=board[1], mine_count=board[2])
+    agent = load_agent(run_dir).for_board(cfg)
+    symmetric = agent.symmetrised()
+    group = models.board_symmetries(cfg.H, cfg.W)
+    assert len(group) == (8 if cfg.H == cfg.W else 4)
+    states = games_in_play(cfg)
+    maps = jax.jit(jax.vmap(lambda a, s: (a.action_probabilities(s), a.mine_probabilities(s)), in_axes=(None, 0)))
+    policy, mines = maps(symmetric, states)
+    plain_policy, _ = maps(agent, states)
+    assert not np.allclose(policy, plain_policy, atol=1e-3)  # the averaging changes something
+    as_board = lambda p: p.reshape(p.shape[0], 2, cfg.H, cfg.W)
+    for steps in group[1:]:
+        turned_policy, turned_mines = maps(symmetric, transformed(states, steps))
+        # what the agent believes of a turned board is its belief of the board, turned
+        np.testing.assert_allclose(as_board(turned_policy), models._transform(as_board(policy), steps), atol=1e-5)
+        np.testing.assert_allclose(turned_mines, models._transform(mines, steps), atol=1e-5)
+    assert_legal(symmetric, states, cfg)
 
 
 def test_another_observation_layout_is_refused(run_dir):

@@ -161,6 +161,12 @@ def test_cli_first_click_must_be_a_cell_of_the_board(capsys):
     assert "--first-click 5,0: off the 5x5 board" in capsys.readouterr().err
 
 
+def test_cli_symmetric_needs_an_agent(capsys):
+    status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--symmetric"])
+    assert status == 2
+    assert "--symmetric averages an agent's network: the solver has none" in capsys.readouterr().err
+
+
 @dataclasses.dataclass(frozen=True)
 class DensityGuesser:
     """Reveals a random hidden cell and believes every hidden cell holds the mean density."""

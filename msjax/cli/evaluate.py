@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--first-click", metavar="ROW,COL", help="open every game at this cell instead of the player's own choice"
     )
     parser.add_argument(
+        "--symmetric", action="store_true",
+        help="the agent averages its network over the board's 8 (square) or 4 symmetries",
+    )
+    parser.add_argument(
         "--batch-size", type=int, metavar="N", help="boards stepped together (default: a tenth of the games, 16 to 1024)"
     )
     parser.add_argument(
@@ -109,11 +113,15 @@ def _load_player(args: argparse.Namespace):
     from msjax.checkpoint import CheckpointError
 
     try:
+        if args.solver and args.symmetric:
+            raise UsageError("--symmetric averages an agent's network: the solver has none (use --agent RUN)")
         if args.solver:
             cfg = board_config(args.board, args.safe_first_click)
             return agent_lib.SolverAgent(cfg), cfg, "solver"
         agent = checkpoint_lib.load_agent(args.agent)
         cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
+        if args.symmetric:
+            return agent.for_board(cfg).symmetrised(), cfg, f"agent {args.agent} (symmetrised)"
         return agent.for_board(cfg), cfg, f"agent {args.agent}"
     except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
         raise UsageError(str(error).splitlines()[0]) from error

@@ -153,13 +153,11 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _series(rows: Iterable[dict[str, Any]], name: str, kind: str | None = None, stage: str | None = None):
+def _series(rows: Iterable[dict[str, Any]], name: str, kind: str | None = None):
     """``(env_steps, values)`` of metric ``name`` over the rows that have it (finite values)."""
     xs, ys = [], []
     for row in rows:
         if kind is not None and row.get("kind") != kind:
-            continue
-        if stage is not None and row.get("stage") != stage:
             continue
         value = row.get(name)
         if isinstance(value, (int, float)) and math.isfinite(value) and "env_steps" in row:
@@ -241,7 +239,7 @@ def _plot_win_rates(win_ax, rows: list[dict[str, Any]]) -> None:
     x, y = _series(rows, "win_rate_train", "train")
     if len(x):
         win_ax.plot(x, y, lw=0.8, alpha=0.7, label="train rollouts")
-    x, y = _series(rows, "solver_win_rate", "train", "imitation")
+    x, y = _series(rows, "solver_win_rate", "train")  # the stages that play a solver log it
     keep = y >= 0  # -1 marks updates where no game finished
     if keep.any():
         win_ax.plot(x[keep], y[keep], lw=0.8, alpha=0.7, label="solver (imitation data)")
