@@ -224,3 +224,32 @@ def test_the_lookahead_gives_msjax_exacts_progress_and_zero_chances():
         assert float(progress[i]) == pytest.approx(want_progress, abs=1e-4)
         assert float(zero[i]) == pytest.approx(want_zero, abs=1e-4)
     assert several >= BATCH // 2
+
+
+def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_expert_board():
+    # An expert view from the exact player's games: the corner (0, 0) and the edge cell
+    # (3, 0) are equally safe and give progress with the same probability (every safe
+    # outcome proves a neighbour), but only (3, 0) can show a 0 (P = 0.45). The layout
+    # counts are ~e^221, so float32 logs put ~1e-5 of noise on the two equal progress
+    # chances: a tie tolerance below that broke the tie by noise and took the corner.
+    rows = (".1001.11", ".1002221", "11012.222", ".112.4")
+    revealed, counts = np.zeros((16, 30), bool), np.zeros((16, 30), np.int32)
+    for r, row in enumerate(rows):
+        for c, symbol in enumerate(row):
+            revealed[r, c] = symbol != "."
+            counts[r, c] = int(symbol) if symbol != "." else 0
+    reference = exact.analyse(revealed, counts, 99)
+    want = exact.choose_guess(revealed, reference, 99)
+    assert want == 3 * 30
+    good = np.zeros((1, 16, 30), bool)
+    good[0, 0, 0] = good[0, 3, 0] = True
+    analysis = device_exact.exact_analysis(jnp.asarray(revealed[None]), jnp.asarray(counts[None]), jnp.full(1, 99), ONE_PASS)
+    assert bool(analysis.exact[0])
+    cell, progress, zero = solver.lookahead_choice(
+        jnp.asarray(revealed[None]), jnp.asarray(counts[None]), jnp.full(1, 99), analysis.log_layouts,
+        jnp.asarray(good), 2, ONE_PASS,
+    )
+    assert int(cell[0]) == want
+    want_zero, want_progress = exact.lookahead(revealed, want, reference, 99, exact.ExactConfig(), {})
+    assert float(zero[0]) == pytest.approx(want_zero, abs=1e-4) and want_zero > 0.4
+    assert float(progress[0]) == pytest.approx(want_progress, abs=1e-4)
