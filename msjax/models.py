@@ -282,7 +282,9 @@ def board_symmetries(height: int, width: int) -> tuple[tuple[str, ...], ...]:
     return _FLIPS + (tuple(("transpose",) + f for f in _FLIPS) if height == width else ())
 
 
-def _transform(x: jax.Array, steps: tuple[str, ...], inverse: bool = False) -> jax.Array:
+def transform_board(x: jax.Array, steps: tuple[str, ...], inverse: bool = False) -> jax.Array:
+    """``x`` (any array whose last two axes are the board's rows and columns) taken through
+    one symmetry of ``board_symmetries``, or with ``inverse`` back through it."""
     for step in reversed(steps) if inverse else steps:
         x = _STEPS[step](x)
     return x
@@ -302,12 +304,12 @@ def apply_network(params: Any, model_cfg: ModelConfig, obs: jax.Array, symmetric
         return apply(params, obs)
     batch, _, height, width = obs.shape
     group = board_symmetries(height, width)
-    logits, value, mine_logits = apply(params, jnp.concatenate([_transform(obs, g) for g in group]))
+    logits, value, mine_logits = apply(params, jnp.concatenate([transform_board(obs, g) for g in group]))
     as_maps = lambda x: x.reshape((len(group), batch) + x.shape[1:])
     logits = as_maps(logits).reshape(len(group), batch, 2, height, width)
     mine_logits = as_maps(mine_logits)
     # sums of terms already divided: a flag-less network's dtype-minimum flag logits stay finite
-    mean = lambda maps: sum(_transform(maps[i], g, inverse=True) / len(group) for i, g in enumerate(group))
+    mean = lambda maps: sum(transform_board(maps[i], g, inverse=True) / len(group) for i, g in enumerate(group))
     return mean(logits).reshape(batch, 2 * height * width), jnp.mean(as_maps(value), axis=0), mean(mine_logits)
 
 

@@ -86,8 +86,8 @@ def test_the_same_weights_play_another_board_size(run_dir):
 
 
 def transformed(states, steps):
-    """The games with every board array taken through ``steps`` (``models._STEPS``)."""
-    boards = {name: models._transform(getattr(states, name), steps) for name in ("mine_mask", "counts", "revealed", "flags")}
+    """The games with every board array taken through ``steps`` (``models.transform_board``)."""
+    boards = {name: models.transform_board(getattr(states, name), steps) for name in ("mine_mask", "counts", "revealed", "flags")}
     return states.replace(**boards)
 
 
@@ -107,8 +107,8 @@ def test_a_symmetrised_agent_turns_with_the_board(run_dir, board):
     for steps in group[1:]:
         turned_policy, turned_mines = maps(symmetric, transformed(states, steps))
         # what the agent believes of a turned board is its belief of the board, turned
-        np.testing.assert_allclose(as_board(turned_policy), models._transform(as_board(policy), steps), atol=1e-5)
-        np.testing.assert_allclose(turned_mines, models._transform(mines, steps), atol=1e-5)
+        np.testing.assert_allclose(as_board(turned_policy), models.transform_board(as_board(policy), steps), atol=1e-5)
+        np.testing.assert_allclose(turned_mines, models.transform_board(mines, steps), atol=1e-5)
     assert_legal(symmetric, states, cfg)
 
 
