@@ -45,7 +45,7 @@ from msjax import losses, models, solver
 from msjax.losses import Labelled
 from msjax.models import masked_logits
 from msjax.stages import batchplay
-from msjax.stages.spec import StageSpec
+from msjax.stages.spec import StageSpec, check_fields
 
 ChunkFn = Callable[["ImitationState"], tuple["ImitationState", dict[str, jax.Array]]]
 
@@ -128,19 +128,12 @@ def validate_config(cfg: ImitationConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
     if not isinstance(cfg.enabled, bool):
         raise ValueError(f"ImitationConfig.enabled={cfg.enabled!r} must be a bool")
-    for name in ("num_envs", "steps_per_update", "num_updates"):
-        value = getattr(cfg, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"ImitationConfig.{name}={value!r} must be an int >= 1")
-    for name in ("lr", "max_grad_norm"):
-        if not getattr(cfg, name) > 0.0:
-            raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be > 0")
-    for name in ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight"):
-        if not getattr(cfg, name) >= 0.0:
-            raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be >= 0")
-    for name in ("learner_fraction", "random_first_click_share"):
-        if not 0.0 <= getattr(cfg, name) <= 1.0:
-            raise ValueError(f"ImitationConfig.{name}={getattr(cfg, name)!r} must be in [0, 1]")
+    check_fields(cfg, (
+        ("an int >= 1", ("num_envs", "steps_per_update", "num_updates")),
+        ("> 0", ("lr", "max_grad_norm")),
+        (">= 0", ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight")),
+        ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
+    ))
     losses.check_microbatch_size(
         "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.num_envs * cfg.steps_per_update,
         "num_envs*steps_per_update",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from msjax import losses
+from msjax.stages.spec import check_fields
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,10 +74,7 @@ class PPOConfig:
 
 def validate_config(cfg: PPOConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
-    for name in ("num_envs", "steps_per_env", "mini_batches", "ppo_epochs", "total_updates"):
-        value = getattr(cfg, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"PPOConfig.{name}={value!r} must be an int >= 1")
+    check_fields(cfg, (("an int >= 1", ("num_envs", "steps_per_env", "mini_batches", "ppo_epochs", "total_updates")),))
     if not isinstance(cfg.frontier_mask_until_updates, int) or cfg.frontier_mask_until_updates < 0:
         raise ValueError(
             f"PPOConfig.frontier_mask_until_updates={cfg.frontier_mask_until_updates!r} must be an int >= 0"
@@ -93,12 +91,8 @@ def validate_config(cfg: PPOConfig) -> None:
         )
     batch_name = "num_envs*steps_per_env/mini_batches"
     losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, batch_name)
-    ranges = {"in [0, 1]": lambda v: 0.0 <= v <= 1.0, "> 0": lambda v: v > 0.0, ">= 0": lambda v: v >= 0.0}
-    for allowed, names in (
+    check_fields(cfg, (
         ("in [0, 1]", ("gamma", "gae_lambda", "random_first_click_share")),
         ("> 0", ("clip_eps", "clip_eps_v", "lr", "max_grad_norm")),
         (">= 0", ("vf_coef", "ent_coef", "weight_decay", "aux_mine_weight")),
-    ):
-        for name in names:
-            if not ranges[allowed](getattr(cfg, name)):
-                raise ValueError(f"PPOConfig.{name}={getattr(cfg, name)!r} must be {allowed}")
+    ))
