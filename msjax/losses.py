@@ -70,21 +70,24 @@ class Labelled:
     Attributes:
       obs: float32[B, C, H, W]; action_mask: bool[B, 2HW], the legal actions;
       forced_safe: bool[B, 2HW], reveals of proven-safe cells (the policy target set);
-      solver_action: int32[B], the solver's move; has_guess_label: bool[B], states
-        without a forced-safe cell whose solver move is a label (an unfinished game);
+      teacher_moves: bool[B, 2HW], the teacher's move on states without a forced-safe
+        cell: the solver's move alone, or a set of equally good moves (the cells of
+        lowest exact mine probability); has_guess_label: bool[B], states without a
+        forced-safe cell whose teacher move is a label (an unfinished game);
       is_opening: bool[B], states of unfinished games before their first click (the
-        solver's move there is its first click);
-      mine_mask: bool[B, H, W], the true mines; mine_label_mask: bool[B, H, W], the
-        hidden cells of games whose mines are placed.
+        teacher's move there is the solver's first click);
+      mine_target: float32[B, H, W] (or bool), the mine head's target: the true mines, or
+        a cell's exact mine probability; mine_label_mask: bool[B, H, W], the hidden
+        cells of games whose mines are placed.
     """
 
     obs: jax.Array
     action_mask: jax.Array
     forced_safe: jax.Array
-    solver_action: jax.Array
+    teacher_moves: jax.Array
     has_guess_label: jax.Array
     is_opening: jax.Array
-    mine_mask: jax.Array
+    mine_target: jax.Array
     mine_label_mask: jax.Array
 
 
@@ -129,17 +132,18 @@ def gae(
 
 
 def mine_bce(
-    mine_logits: jax.Array, mine_mask: jax.Array, label_mask: jax.Array, num_labels: jax.Array | None = None
+    mine_logits: jax.Array, mine_target: jax.Array, label_mask: jax.Array, num_labels: jax.Array | None = None
 ) -> jax.Array:
     """Mean binary cross-entropy of the mine head over the labelled cells.
 
     Args:
-      mine_logits: float32[B, H, W]; mine_mask: bool[B, H, W], the true mines;
+      mine_logits: float32[B, H, W]; mine_target: bool or float[B, H, W], the true mines
+        or soft targets (a mine probability per cell);
       label_mask: bool[B, H, W], the cells that count (hidden cells of placed games);
       num_labels: float32[], the count the mean divides by (default: ``label_mask``'s; a
         micro-batch passes its whole batch's).
     """
-    per_cell = optax.sigmoid_binary_cross_entropy(mine_logits, mine_mask.astype(jnp.float32))
+    per_cell = optax.sigmoid_binary_cross_entropy(mine_logits, mine_target.astype(jnp.float32))
     weight = label_mask.astype(jnp.float32)
     num_labels = jnp.sum(weight) if num_labels is None else num_labels
     return jnp.sum(per_cell * weight) / jnp.maximum(num_labels, 1.0)
@@ -209,10 +213,11 @@ def imitation_loss(
     ``loss = policy_ce + guess_weight * guess_ce + opening_weight * opening_ce +
     aux_mine_weight * mine_bce``, each term a mean over the states it covers. The policy
     term on a forced state is ``-log sum_{a in forced_safe} pi(a)``, the probability of
-    playing some proven-safe cell; ``guess_ce`` is the cross-entropy of the solver's move
-    on the states without one, and ``opening_ce`` the same on the states before the first
-    click alone (the solver's first click: the one move of a game that is the same guess
-    on every board, so the cheapest to learn).
+    playing some proven-safe cell; ``guess_ce`` is the same set cross-entropy of the
+    teacher's moves (``teacher_moves``: the solver's move alone, or the safest cells) on the
+    states without one, and ``opening_ce`` the same on the states before the first click
+    alone (the solver's first click: the one move of a game that is the same guess on every
+    board, so the cheapest to learn).
     Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
     metrics are ``batch``'s share of the whole batch's (they sum to them).
 
@@ -228,8 +233,7 @@ def imitation_loss(
     has_forced = jnp.any(batch.forced_safe, axis=-1)
     log_safe = jax.nn.logsumexp(masked_logits(logits, batch.forced_safe), axis=-1)
     set_ce = log_total - log_safe  # -log P(play some forced-safe cell)
-    solver_logit = jnp.take_along_axis(logits, batch.solver_action[:, None], axis=-1)[:, 0]
-    solver_ce = log_total - solver_logit
+    teacher_ce = log_total - jax.nn.logsumexp(masked_logits(logits, batch.teacher_moves), axis=-1)
     is_guess = batch.has_guess_label & ~has_forced
 
     totals = imitation_totals(batch) if totals is None else totals
@@ -237,9 +241,9 @@ def imitation_loss(
     num_forced = jnp.maximum(totals.num_forced, 1.0)
     num_guess = jnp.maximum(totals.num_guess, 1.0)
     policy_ce = jnp.sum(jnp.where(has_forced, set_ce, 0.0)) / num_forced
-    guess_ce = jnp.sum(jnp.where(is_guess, solver_ce, 0.0)) / num_guess
-    opening_ce = jnp.sum(jnp.where(batch.is_opening, solver_ce, 0.0)) / jnp.maximum(totals.num_opening, 1.0)
-    bce = mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask, totals.num_mine_labels)
+    guess_ce = jnp.sum(jnp.where(is_guess, teacher_ce, 0.0)) / num_guess
+    opening_ce = jnp.sum(jnp.where(batch.is_opening, teacher_ce, 0.0)) / jnp.maximum(totals.num_opening, 1.0)
+    bce = mine_bce(mine_logits, batch.mine_target, batch.mine_label_mask, totals.num_mine_labels)
 
     loss = policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.opening_weight * opening_ce + il_cfg.aux_mine_weight * bce
 

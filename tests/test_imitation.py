@@ -1,5 +1,6 @@
 """Imitation of the solver: the loss on fixed batches, config errors, and that it learns."""
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
+from msjax import exact as exact_lib
 from msjax import losses, models, solver
 from msjax.stages import imitation
 
@@ -37,10 +39,10 @@ def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None, i
         obs=jnp.zeros((batch_size, 11, 2, 2)),
         action_mask=jnp.broadcast_to(legal, (batch_size, NUM_ACTIONS)),
         forced_safe=jnp.array(forced_safe_rows),
-        solver_action=jnp.array(solver_actions, jnp.int32),
+        teacher_moves=jax.nn.one_hot(jnp.array(solver_actions), NUM_ACTIONS, dtype=bool),
         has_guess_label=jnp.array(has_guess_label),
         is_opening=jnp.zeros(batch_size, bool) if is_opening is None else jnp.array(is_opening),
-        mine_mask=jnp.broadcast_to(jnp.array([[True, False], [False, False]]), (batch_size, 2, 2)),
+        mine_target=jnp.broadcast_to(jnp.array([[1.0, 0.0], [0.0, 0.0]]), (batch_size, 2, 2)),
         mine_label_mask=(
             jnp.broadcast_to(jnp.array([[True, True], [True, False]]), (batch_size, 2, 2))
             if label_mask is None
@@ -112,6 +114,9 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),
         ({"random_first_click_share": -0.5}, "random_first_click_share"),
         ({"solver_probabilities": "loopy"}, "solver_probabilities='loopy' must be 'bp' or 'exact'"),
+        ({"mine_targets": "soft"}, "mine_targets=.soft. must be .sampled. or .exact."),
+        ({"guess_targets": "exact"}, "guess_targets=.exact. must be .solver. or .safest."),
+        ({"augment_symmetries": 1}, "augment_symmetries=1 must be a bool"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):
@@ -165,3 +170,94 @@ def test_exact_solver_probabilities_reach_the_labelling_and_the_playing_solver()
     il_cfg = imitation.ImitationConfig(solver_probabilities="exact", label_max_layer=3)
     assert il_cfg.label_solver.probabilities == "exact" and il_cfg.play_solver.probabilities == "exact"
     assert imitation.ImitationConfig().label_solver.probabilities == "bp"
+
+
+def test_safest_cells_are_the_hidden_cells_within_the_tolerance_of_the_lowest_probability():
+    mine_prob = jnp.array([[[0.0, 0.2, 0.2 + 5e-5], [0.2 + 2e-4, 0.5, 0.1]]])
+    hidden = jnp.array([[[False, True, True], [True, True, False]]])  # the 0 and the 0.1 are revealed
+    expected = [[[False, True, True], [False, False, False]]]
+    np.testing.assert_array_equal(imitation.safest_cells(mine_prob, hidden), expected)
+
+
+@pytest.mark.parametrize("height, width", [(3, 3), (2, 3)])
+def test_symmetry_augmentation_moves_each_state_and_its_labels_together(height, width):
+    batch_size, cells = 64, height * width
+    keys = jax.random.split(jax.random.key(0), 5)
+    masks = [jax.random.bernoulli(k, 0.5, (batch_size, cells)) for k in keys[:4]]
+    as_board = lambda x: x.reshape(batch_size, height, width)
+    mine_target = jax.random.uniform(keys[4], (batch_size, height, width))
+    channels = [mine_target] + [as_board(m).astype(jnp.float32) for m in masks]
+    no_flags = jnp.zeros((batch_size, cells), bool)
+    batch = losses.Labelled(
+        obs=jnp.stack(channels, axis=1),
+        action_mask=jnp.concatenate([masks[0], no_flags], axis=1),
+        forced_safe=jnp.concatenate([masks[1], no_flags], axis=1),
+        teacher_moves=jnp.concatenate([masks[2], no_flags], axis=1),
+        has_guess_label=jnp.ones(batch_size, bool),
+        is_opening=jnp.zeros(batch_size, bool),
+        mine_target=mine_target,
+        mine_label_mask=as_board(masks[3]),
+    )
+    moved = imitation.augment_with_symmetries(batch, jax.random.key(1), height, width)
+    chex.assert_trees_all_equal_shapes(moved, batch)
+    reveals = lambda x: np.asarray(x)[:, :cells].reshape(batch_size, height, width)
+    labels = [moved.mine_target, reveals(moved.action_mask), reveals(moved.forced_safe),
+              reveals(moved.teacher_moves), moved.mine_label_mask]
+    for channel, label in enumerate(labels):  # the labels went where their planes went
+        np.testing.assert_array_equal(np.asarray(moved.obs)[:, channel], np.asarray(label, np.float32))
+    assert not np.asarray(moved.action_mask)[:, cells:].any()
+    group = models.board_symmetries(height, width)
+    used = set()
+    for i in range(batch_size):
+        found = [g for g in group if np.array_equal(models.transform_board(batch.obs[i], g), moved.obs[i])]
+        assert found, i
+        used.add(found[0])
+    assert len(used) == len(group)  # 64 draws reach every symmetry
+
+
+@pytest.mark.parametrize("mine_targets", ["exact", "sampled"])
+def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_targets):
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=5)
+    model_cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
+    il_cfg = imitation.ImitationConfig(
+        num_envs=16, play_max_layer=1, label_max_layer=1, learner_fraction=0.0,
+        mine_targets=mine_targets, guess_targets="safest",
+    )
+    state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
+    play = jax.jit(imitation.play_and_label, static_argnums=(3, 4, 5))
+    apply_fn = models.make_model(model_cfg).apply
+    env_states, key = state.env_states, state.key
+    first = solver.first_click(env_cfg)
+    seen = {"forced": 0, "guess": 0}
+    for _ in range(5):
+        before = env_states
+        env_states, key, labelled, _ = play(env_states, key, state.params, apply_fn, env_cfg, il_cfg)
+        before, labelled = jax.device_get((before, labelled))
+        for g in range(il_cfg.num_envs):
+            hidden = ~before.revealed[g]
+            moves = labelled.teacher_moves[g].reshape(2, 5, 5)
+            assert not moves[1].any()
+            if before.done[g]:
+                continue
+            if not before.first_click_done[g]:  # the opening: the solver's first click alone
+                assert labelled.is_opening[g] and moves[0][first] and moves[0].sum() == 1
+                continue
+            forced = labelled.forced_safe[g].any()
+            seen["forced" if forced else "guess"] += 1
+            counts = np.where(before.revealed[g], before.counts[g], 0)
+            prob = exact_lib.analyse(before.revealed[g], counts, int(before.mine_count[g])).mine_prob
+            target = labelled.mine_target[g][hidden]
+            if mine_targets == "exact":  # 5x5 views are within the device analysis' limits
+                np.testing.assert_allclose(target, prob[hidden], atol=1e-5)
+            else:
+                np.testing.assert_array_equal(target, before.mine_mask[g][hidden])
+            if forced and mine_targets == "sampled":  # not analysed: the solver's move
+                assert moves[0].sum() == 1
+                continue
+            assert moves[0].any() and not (moves[0] & ~hidden).any()
+            np.testing.assert_allclose(prob[moves[0]], prob[hidden].min(), atol=1e-4)
+            outside = hidden & ~moves[0]
+            assert (prob[outside] > prob[hidden].min() + 1e-5).all()
+            if prob[hidden].min() == 0.0:  # a proof: no safest cell is a mine
+                assert not (moves[0] & before.mine_mask[g]).any()
+    assert seen["forced"] >= 10 and seen["guess"] >= 5, seen

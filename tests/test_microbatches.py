@@ -47,10 +47,10 @@ def _labelled_batch(key) -> losses.Labelled:
         obs=jax.random.uniform(keys[2], (BATCH_SIZE, ms_env.num_channels(ENV), 3, 3)),
         action_mask=action_mask,
         forced_safe=forced.at[:, NUM_CELLS:].set(False),
-        solver_action=jnp.zeros(BATCH_SIZE, jnp.int32),
+        teacher_moves=jnp.zeros((BATCH_SIZE, 2 * NUM_CELLS), bool).at[:, 0].set(True),
         has_guess_label=_random_masks(keys[3], (BATCH_SIZE,), 0.7),
         is_opening=_random_masks(keys[6], (BATCH_SIZE,), 0.2),
-        mine_mask=_random_masks(keys[4], (BATCH_SIZE, 3, 3), 0.3),
+        mine_target=jax.random.uniform(keys[4], (BATCH_SIZE, 3, 3)),
         mine_label_mask=_random_masks(keys[5], (BATCH_SIZE, 3, 3), 0.4),
     )
 

@@ -88,6 +88,20 @@ class ImitationConfig:
         (belief propagation) or ``"exact"``: the playing solver guesses on exact
         probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
         safe is a label (``msjax.solver.exact``).
+      mine_targets: the mine head's target: ``"sampled"``, the true mines of the game (one
+        layout drawn from those the view allows: a noisy target whose mean is the exact
+        probability), or ``"exact"``, the exact mine probability of each hidden cell
+        (``solver.exact_analysis`` of every labelled state; the true mines where the view
+        is flagged, beyond the analysis' limits).
+      guess_targets: the teacher's move on states without a forced-safe label: ``"solver"``,
+        the playing solver's move, or ``"safest"``, the set of hidden cells whose exact mine
+        probability is within ``SAFEST_TOLERANCE`` of the lowest (the cells the exact
+        analysis proves safe, where it proves any), learnt as a set like the forced-safe
+        cells; the solver's move where the view is flagged, and its first click before
+        the first reveal.
+      augment_symmetries: each labelled state goes into the gradient step through a
+        symmetry of the board drawn uniformly (``models.board_symmetries``: 8 on a square
+        board, 4 on a rectangle), its labels with it.
     """
 
     enabled: bool = True
@@ -107,6 +121,9 @@ class ImitationConfig:
     microbatch_size: int = 0
     random_first_click_share: float = 0.0
     solver_probabilities: str = "bp"
+    mine_targets: str = "sampled"
+    guess_targets: str = "solver"
+    augment_symmetries: bool = False
 
     def __post_init__(self):
         validate_config(self)
@@ -114,6 +131,11 @@ class ImitationConfig:
     @property
     def label_solver(self) -> solver.SolverConfig:
         return solver.SolverConfig(max_layer=self.label_max_layer, probabilities=self.solver_probabilities)
+
+    @property
+    def needs_exact_analysis(self) -> bool:
+        """Whether the labels read an exact analysis of every state."""
+        return self.mine_targets == "exact" or self.guess_targets == "safest"
 
     @property
     def num_learner_games(self) -> int:
@@ -126,8 +148,9 @@ class ImitationConfig:
 
 def validate_config(cfg: ImitationConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
-    if not isinstance(cfg.enabled, bool):
-        raise ValueError(f"ImitationConfig.enabled={cfg.enabled!r} must be a bool")
+    for field in ("enabled", "augment_symmetries"):
+        if not isinstance(getattr(cfg, field), bool):
+            raise ValueError(f"ImitationConfig.{field}={getattr(cfg, field)!r} must be a bool")
     check_fields(cfg, (
         ("an int >= 1", ("num_envs", "steps_per_update", "num_updates")),
         ("> 0", ("lr", "max_grad_norm")),
@@ -144,6 +167,10 @@ def validate_config(cfg: ImitationConfig) -> None:
         raise ValueError(f"ImitationConfig.play_max_layer={cfg.play_max_layer!r} must be in 1..4")
     if cfg.solver_probabilities not in ("bp", "exact"):
         raise ValueError(f"ImitationConfig.solver_probabilities={cfg.solver_probabilities!r} must be 'bp' or 'exact'")
+    if cfg.mine_targets not in ("sampled", "exact"):
+        raise ValueError(f"ImitationConfig.mine_targets={cfg.mine_targets!r} must be 'sampled' or 'exact'")
+    if cfg.guess_targets not in ("solver", "safest"):
+        raise ValueError(f"ImitationConfig.guess_targets={cfg.guess_targets!r} must be 'solver' or 'safest'")
 
 
 @flax.struct.dataclass
@@ -226,20 +253,66 @@ def play_and_label(
     forced_safe_cells = (forced.safe & hidden).reshape(num_games, num_cells)
     no_flags = jnp.zeros_like(forced_safe_cells)
     placed = env_states.first_click_done & ~env_states.done
+    teacher_moves = jax.nn.one_hot(solver_action, 2 * num_cells, dtype=bool)
+    mine_target = env_states.mine_mask.astype(jnp.float32)
+    if il_cfg.needs_exact_analysis:  # the states whose labels read it, alone
+        need = placed & ((il_cfg.mine_targets == "exact") | ~jnp.any(forced_safe_cells, axis=1))
+        analysis = batchplay.exact_analyses(env_states, need)
+        exact = analysis.exact & need
+        if il_cfg.mine_targets == "exact":
+            mine_target = jnp.where(exact[:, None, None], analysis.mine_prob, mine_target)
+        if il_cfg.guess_targets == "safest":
+            safest = safest_cells(analysis.mine_prob, hidden).reshape(num_games, num_cells)
+            safest = jnp.concatenate([safest, no_flags], axis=1)
+            teacher_moves = jnp.where(exact[:, None], safest, teacher_moves)
     labelled = Labelled(
         obs=obs,
         action_mask=action_mask,
         forced_safe=jnp.concatenate([forced_safe_cells, no_flags], axis=1),
-        solver_action=solver_action,
+        teacher_moves=teacher_moves,
         has_guess_label=~env_states.done,
         is_opening=~env_states.first_click_done & ~env_states.done,
-        mine_mask=env_states.mine_mask,
+        mine_target=mine_target,
         mine_label_mask=hidden & placed[:, None, None],
     )
     env_states, _, done, info = batchplay.step_games(env_states, action, env_cfg)
     games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x games
     outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
     return env_states, key, labelled, outcome
+
+
+SAFEST_TOLERANCE = 1e-4
+"""Mine probabilities this close to a view's lowest count as equally safe (float32 noise of
+the exact analysis' logs is ~1e-5: ``solver.lookahead``'s tie tolerance)."""
+
+
+def safest_cells(mine_prob: jax.Array, hidden: jax.Array) -> jax.Array:
+    """bool[N, H, W]: the hidden cells whose mine probability (float32[N, H, W]) is within
+    ``SAFEST_TOLERANCE`` of the lowest of their board's hidden cells."""
+    risk = jnp.where(hidden, mine_prob, jnp.inf)
+    lowest = jnp.min(risk, axis=(1, 2), keepdims=True)
+    return hidden & (risk <= lowest + SAFEST_TOLERANCE)
+
+
+def augment_with_symmetries(batch: Labelled, key: jax.Array, height: int, width: int) -> Labelled:
+    """``batch`` (``[B, ...]``) with each state and its labels taken through a symmetry of
+    the board drawn uniformly (``models.board_symmetries``)."""
+    group = models.board_symmetries(height, width)
+    choice = jax.random.randint(key, (batch.obs.shape[0],), 0, len(group))
+    as_board = lambda x: x.reshape(x.shape[:1] + (-1, height, width))  # noqa: E731
+    boards = {
+        "obs": batch.obs, "mine_target": batch.mine_target, "mine_label_mask": batch.mine_label_mask,
+        "action_mask": as_board(batch.action_mask), "forced_safe": as_board(batch.forced_safe),
+        "teacher_moves": as_board(batch.teacher_moves),
+    }
+    branches = [functools.partial(jax.tree.map, functools.partial(models.transform_board, steps=g)) for g in group]
+    moved = jax.vmap(lambda index, state: jax.lax.switch(index, branches, state))(choice, boards)
+    flat = lambda x: x.reshape(x.shape[0], -1)  # noqa: E731
+    return batch.replace(
+        obs=moved["obs"], mine_target=moved["mine_target"], mine_label_mask=moved["mine_label_mask"],
+        action_mask=flat(moved["action_mask"]), forced_safe=flat(moved["forced_safe"]),
+        teacher_moves=flat(moved["teacher_moves"]),
+    )
 
 
 def flatten_games(x: jax.Array) -> jax.Array:
@@ -291,10 +364,12 @@ def imitation_chunk_fn(
         (env_states, key), (labelled, (finished, won)) = jax.lax.scan(
             play_step, (state.env_states, state.key), None, il_cfg.steps_per_update
         )
+        labelled = jax.tree.map(flatten_games, labelled)
+        if il_cfg.augment_symmetries:  # a key drawn only then: runs without it are unchanged
+            key, augment_key = jax.random.split(key)
+            labelled = augment_with_symmetries(labelled, augment_key, env_cfg.H, env_cfg.W)
         # UPDATE NETWORK
-        params, opt_state, metrics = update_network(
-            state, jax.tree.map(flatten_games, labelled), apply_fn, optimizer, il_cfg
-        )
+        params, opt_state, metrics = update_network(state, labelled, apply_fn, optimizer, il_cfg)
         finished, won = jnp.sum(finished, axis=0), jnp.sum(won, axis=0)
         win_rates = jnp.where(finished > 0, won / jnp.maximum(finished, 1), -1.0)
         metrics = {**metrics, "solver_win_rate": win_rates[0], "learner_win_rate": win_rates[1]}
