@@ -19,6 +19,15 @@ update on the states of that update (``losses.imitation_loss``):
 * **mine head**: the true mines of every state whose mines are placed, a binary
   cross-entropy over its hidden cells, weighted by ``aux_mine_weight``.
 
+With the exact analysis on the device (``solver.exact_analysis``) the teacher can be
+exact instead: ``guess_targets="safest"`` makes the guess label the set of cells of
+lowest exact mine probability (learnt like the forced-safe set), and
+``mine_targets="exact"`` makes the mine head's target each cell's exact probability, on
+every view within the analysis' limits (flagged views keep the solver's move and the
+sampled mines). ``augment_symmetries`` sends each state through a random symmetry of the
+board. What each is worth on configs/small.py: benchmarks/RESULTS.md, "Exact targets and
+training-time symmetries in the imitation stage".
+
 Each update plays and labels (``play_and_label``, a ``lax.scan`` of
 ``steps_per_update`` steps), then takes the gradient step (``update_network``);
 ``imitation_chunk_fn`` chains ``num_updates`` of them in an outer ``lax.scan``. The
