@@ -19,7 +19,7 @@ import optax
 
 from msjax import distributed, losses, solver
 from msjax import env as ms_env
-from msjax.solver.grid import in_chunks
+from msjax.solver.grid import in_chunks, player_view
 
 
 def per_game(board_weights: jax.Array, num_games: int) -> jax.Array:
@@ -67,8 +67,7 @@ def forced_moves(env_states: ms_env.EnvState, env_cfg: ms_env.EnvConfig, solver_
 
 
 def _exact_analysis(env_states, need):
-    counts = jnp.where(env_states.revealed, env_states.counts.astype(jnp.int32), 0)
-    views = (env_states.revealed, counts, env_states.mine_count)
+    views = tuple(player_view(env_states))  # (revealed, counts, mine_count), as exact_analysis takes them
     num_games, height, width = env_states.revealed.shape
     nothing = solver.ExactAnalysis(
         mine_prob=jnp.zeros((num_games, height, width), jnp.float32),

@@ -143,7 +143,7 @@ class ImitationConfig:
 
     @property
     def needs_exact_analysis(self) -> bool:
-        """Whether the labels read an exact analysis of every state."""
+        """Whether the labels read an exact analysis (of the states they need it on)."""
         return self.mine_targets == "exact" or self.guess_targets == "safest"
 
     @property
@@ -157,10 +157,8 @@ class ImitationConfig:
 
 def validate_config(cfg: ImitationConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
-    for field in ("enabled", "augment_symmetries"):
-        if not isinstance(getattr(cfg, field), bool):
-            raise ValueError(f"ImitationConfig.{field}={getattr(cfg, field)!r} must be a bool")
     check_fields(cfg, (
+        ("a bool", ("enabled", "augment_symmetries")),
         ("an int >= 1", ("num_envs", "steps_per_update", "num_updates")),
         ("> 0", ("lr", "max_grad_norm")),
         (">= 0", ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight")),
@@ -263,11 +261,11 @@ def play_and_label(
     no_flags = jnp.zeros_like(forced_safe_cells)
     placed = env_states.first_click_done & ~env_states.done
     teacher_moves = jax.nn.one_hot(solver_action, 2 * num_cells, dtype=bool)
-    mine_target = env_states.mine_mask.astype(jnp.float32)
+    mine_target = env_states.mine_mask  # bool; float32 with exact targets
     if il_cfg.needs_exact_analysis:  # the states whose labels read it, alone
         need = placed & ((il_cfg.mine_targets == "exact") | ~jnp.any(forced_safe_cells, axis=1))
         analysis = batchplay.exact_analyses(env_states, need)
-        exact = analysis.exact & need
+        exact = analysis.exact  # False where not needed
         if il_cfg.mine_targets == "exact":
             mine_target = jnp.where(exact[:, None, None], analysis.mine_prob, mine_target)
         if il_cfg.guess_targets == "safest":

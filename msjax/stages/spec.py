@@ -18,6 +18,7 @@ import jax
 
 # The ranges a stage config's fields are checked against (``check_fields``).
 _ALLOWED = {
+    "a bool": lambda v: isinstance(v, bool),
     "an int >= 1": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "> 0": lambda v: v > 0.0,
     ">= 0": lambda v: v >= 0.0,
@@ -28,7 +29,7 @@ _ALLOWED = {
 def check_fields(section: Any, checks: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
     """Raises ``ValueError`` (``"PPOConfig.lr=-1 must be > 0"``) for the first field outside
     its range; ``checks``: ``(range, field names)`` pairs, in order, each range one of
-    ``"an int >= 1"``, ``"> 0"``, ``">= 0"``, ``"in [0, 1]"``."""
+    ``"a bool"``, ``"an int >= 1"``, ``"> 0"``, ``">= 0"``, ``"in [0, 1]"``."""
     for allowed, names in checks:
         for name in names:
             value = getattr(section, name)
