@@ -64,7 +64,7 @@ def device_choices(views, mines: int, candidates: int, batch: int):
 
     from msjax.solver.exact import exact_analysis
     from msjax.solver.lookahead import lookahead_choice
-    from msjax.solver.policy import EXACT_TIES
+    from msjax.solver.types import EXACT_TIES
     from msjax.solver.types import ExactLimits
 
     limits = ExactLimits()

@@ -32,6 +32,21 @@ def brute_force(revealed: np.ndarray, counts: np.ndarray, mine_count: int) -> tu
     return (tally / max(layouts, 1)).reshape(height, width), layouts
 
 
+
+def consistent_layouts(revealed: np.ndarray, counts: np.ndarray, mine_count: int) -> np.ndarray:
+    """bool[L, H*W]: every layout of ``mine_count`` mines on the hidden cells that fits the
+    numbers, by brute force."""
+    neighbours = neighbour_lists(*revealed.shape)
+    hidden = np.flatnonzero(~revealed.reshape(-1)).tolist()
+    numbers = np.flatnonzero(revealed.reshape(-1)).tolist()
+    layouts = []
+    for mines in itertools.combinations(hidden, mine_count):
+        layout = np.zeros(revealed.size, bool)
+        layout[list(mines)] = True
+        if all(layout[list(neighbours[c])].sum() == counts.reshape(-1)[c] for c in numbers):
+            layouts.append(layout)
+    return np.asarray(layouts, bool).reshape(-1, revealed.size)
+
 def random_positions(seed: int, count: int, max_hidden: int = 16):
     """Mid-game views (revealed, counts seen, mines, true layout) of small random games."""
     rng = np.random.default_rng(seed)

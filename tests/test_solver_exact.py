@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from drawings import position, view
+from drawings import config_for, position, view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_exact import random_positions, real_positions
@@ -253,3 +253,59 @@ def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_exp
     want_zero, want_progress = exact.lookahead(revealed, want, reference, 99, exact.ExactConfig(), {})
     assert float(zero[0]) == pytest.approx(want_zero, abs=1e-4) and want_zero > 0.4
     assert float(progress[0]) == pytest.approx(want_progress, abs=1e-4)
+
+
+
+def survival_by_host_analysis(revealed: np.ndarray, counts: np.ndarray, mine_count: int, cell: int) -> float:
+    """P(``cell`` is safe, and so is the safest cell of the view it leads to), from
+    ``msjax.exact.analyse`` of each view ``cell`` can lead to (1 where it wins the game)."""
+    total = exact.analyse(revealed, counts, mine_count).total
+    score = 0.0
+    for shown in range(9):
+        after, after_counts = revealed.copy(), counts.copy()
+        after.reshape(-1)[cell], after_counts.reshape(-1)[cell] = True, shown
+        analysis = exact.analyse(after, after_counts, mine_count)
+        if analysis.total:
+            wins = np.count_nonzero(~after) == mine_count
+            score += analysis.total / total * (1.0 if wins else 1.0 - np.where(after, 1.0, analysis.mine_prob).min())
+    return score
+
+
+SURVIVAL_BEATS_SAFETY = """
+    # # * # # # # *
+    # 2 1 1 1 # # #
+    * 1 0 0 1 * # #
+    # 2 1 1 1 # # #
+    # # * 2 # # # #
+    # # # * # # # *
+    # # # # # # * #
+    * # # # # # # *
+"""
+
+
+def test_the_survival_lookahead_gives_up_a_little_safety_to_survive_the_next_guess():
+    # A guess view of the exact player's 8x8 games: (0, 3) is the safest cell (0.916), and
+    # msjax.exact's player takes it, but a safe (0, 3) leaves a guess of 0.90 at best in one
+    # outcome in ten; (0, 4) and (4, 4) are a little less safe (0.906) and whatever they
+    # show, something is then certainly safe: 0.906 against 0.823 to survive two guesses.
+    state = position(SURVIVAL_BEATS_SAFETY)
+    revealed, counts = np.asarray(state.revealed), np.where(state.revealed, np.asarray(state.counts), 0)
+    reference = exact.analyse(revealed, counts, 10)
+    assert exact.choose_guess(revealed, reference, 10) == 3
+    survival_cfg = dataclasses.replace(
+        EXACT_SOLVER, exact_lookahead=6, lookahead_score="survival", lookahead_tolerance=0.05
+    )
+    action, layer = solver.solver_action(state, jax.random.key(0), config_for(SURVIVAL_BEATS_SAFETY), survival_cfg)
+    assert int(layer) == 4
+    scores = {c: survival_by_host_analysis(revealed, counts, 10, c) for c in (3, 4, 36)}
+    assert int(action) in (4, 36)
+    assert scores[int(action)] == pytest.approx(0.90605, abs=1e-4) and scores[3] == pytest.approx(0.82255, abs=1e-4)
+
+
+def test_the_lookahead_options_are_checked():
+    with pytest.raises(ValueError, match="lookahead_score"):
+        solver.SolverConfig(lookahead_score="depth")
+    with pytest.raises(ValueError, match="needs lookahead_score='survival'"):
+        solver.SolverConfig(lookahead_tolerance=0.1)
+    with pytest.raises(ValueError, match=r"lookahead_tolerance=1.0 must be in \[0, 1\)"):
+        solver.SolverConfig(lookahead_score="survival", lookahead_tolerance=1.0)

@@ -32,12 +32,14 @@ The four layers follow seed 001's hybrid solver, done with whole-board array ops
    With ``SolverConfig(probabilities="exact")`` the probabilities are exact instead
    (``exact``: a transfer-matrix DP along the frontier, for a batch of views at once),
    every cell they prove is played (as layer 3), and ``exact_lookahead`` breaks ties by an
-   exact one-move lookahead (``lookahead``), as ``msjax.exact``'s player does.
+   exact one-move lookahead (``lookahead``), as ``msjax.exact``'s player does, or (its
+   ``"survival"`` score) by the chance to survive this guess and the next.
 
 Modules, in the order data flows: ``types`` (config, proved cells, view), ``grid`` (the
 cell-major array plumbing), ``layers`` (one pass of each deduction layer), ``deduce`` (the
 fixpoint loops: ``forced_moves``), ``frontier`` and ``exact`` (exact probabilities:
-``exact_analysis``), ``lookahead``, ``beliefs`` (layer 4: ``mine_probabilities``),
+``exact_analysis``), ``sample`` (uniform layouts that fit a view: ``sample_layouts``),
+``lookahead``, ``beliefs`` (layer 4: ``mine_probabilities``),
 ``policy`` (the move on one game: ``solver_action``), ``batch`` (whole batches, with a
 memory of proofs: ``batch_solver_play``), ``record`` (a recorded game on the host:
 ``record_game``).
@@ -57,6 +59,7 @@ from msjax.solver.deduce import batch_forced_moves, forced_moves
 from msjax.solver.exact import ExactAnalysis, exact_analysis
 from msjax.solver.lookahead import lookahead_choice
 from msjax.solver.policy import first_click, solver_action, typed_key
+from msjax.solver.sample import LayoutSamples, sample_layouts
 from msjax.solver.record import ActionRecord, GameRecord, jit_solver_action, layer_summary, record_game
 from msjax.solver.types import GUESS_LAYER, NO_LAYER, ExactLimits, Forced, SolverConfig
 
@@ -67,6 +70,7 @@ __all__ = [
     "Forced",
     "GUESS_LAYER",
     "GameRecord",
+    "LayoutSamples",
     "NO_LAYER",
     "SolverConfig",
     "SolverMemory",
@@ -82,6 +86,7 @@ __all__ = [
     "lookahead_choice",
     "mine_probabilities",
     "record_game",
+    "sample_layouts",
     "solver_action",
     "typed_key",
 ]

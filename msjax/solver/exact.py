@@ -62,7 +62,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from msjax.solver.types import ExactLimits, Forced, View
-from msjax.solver.frontier import StepPlan, key_words, plan_step, start_planner
+from msjax.solver.frontier import Planner, StepPlan, key_words, plan_step, start_planner
 from msjax.solver.grid import in_chunks
 
 NEG_INF = -jnp.inf
@@ -275,7 +275,7 @@ def _backward_step(beta_next: jax.Array, alpha: jax.Array, dest: jax.Array):
     return beta, log_safe, log_mine
 
 
-def _final_weights(table: Table, mine_count, num_off, size: int):
+def final_weights(table: Table, mine_count, num_off, size: int):
     """(beta_T float32[S]: log C(F, M - m) relative to the likeliest state's, the log
     binomial of that reference): the weights of the cells off the frontier."""
     off_mines = mine_count - table.mines
@@ -326,9 +326,35 @@ def _start_table(num_boards: int, max_states: int, num_words: int) -> Table:
     )
 
 
-def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
-    """The forward pass (planner and DP step by step), the backward pass, and the cells
-    placed on the board, for a batch at one table size ``max_states``."""
+class Forward(NamedTuple):
+    """The forward pass over a batch of views (leading axis ``[B]``) at one table size.
+
+    Attributes:
+      planner: the frontier planner after the last step (``num_off``: hidden cells off
+        the frontier; ``too_wide``, ``num_cells``, ``impossible``: the view's limits).
+      table: the final ``Table`` (each state's log ways, shifted).
+      cells: int32[T, B], the cell visited at each step (-1: none).
+      alphas: float32[T, B, S], each step's table before the step (shifted log ways).
+      dests: int16[T, B, 2S], each step's children: their row in the next table (-1: dropped).
+      overflow: bool[B], a step needed more than ``S`` states.
+      shift_total: float32[B], the shifts taken out of the log ways.
+      last: int32[], the steps run (the batch's longest frontier, at most ``T``).
+    """
+
+    planner: Planner
+    table: Table
+    cells: jax.Array
+    alphas: jax.Array
+    dests: jax.Array
+    overflow: jax.Array
+    shift_total: jax.Array
+    last: jax.Array
+
+
+def forward_pass(views, steps: int, max_open: int, max_states: int) -> Forward:
+    """The planner and the DP step by step over ``views`` (``(revealed bool[B, H, W],
+    counts int32[B, H, W], mine_count int32[B])``), keeping every step's table and
+    transitions for the backward pass (marginals, or sampling)."""
     revealed, counts, mine_count = views
     num_boards, height, width = revealed.shape
     planner = jax.vmap(start_planner, in_axes=(0, 0, None, None))(revealed, counts, steps, max_open)
@@ -357,8 +383,17 @@ def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
     _, planner, _, table, (cells, alphas, dests), overflow, shift_total = jax.lax.while_loop(
         lambda c: c[0] < last, forward_body, start
     )
+    return Forward(planner, table, cells, alphas, dests, overflow, shift_total, last)
 
-    beta, log_reference = jax.vmap(functools.partial(_final_weights, size=height * width))(
+
+def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
+    """The forward pass, the backward pass, and the cells placed on the board, for a
+    batch at one table size ``max_states``."""
+    revealed, _, mine_count = views
+    num_boards, height, width = revealed.shape
+    planner, table, cells, alphas, dests, overflow, shift_total, last = forward_pass(views, steps, max_open, max_states)
+
+    beta, log_reference = jax.vmap(functools.partial(final_weights, size=height * width))(
         table, mine_count, planner.num_off
     )
     off_prob, off_may_mine, off_may_safe, log_total = jax.vmap(_off_frontier)(

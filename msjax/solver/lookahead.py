@@ -13,6 +13,17 @@ ranks them. Candidates are the first ``K`` safest cells in (hidden neighbours, r
 order, counting cells whose whole neighbourhood is off the frontier once per neighbourhood
 size (they are interchangeable). A candidate whose analyses leave the exact analysis'
 limits scores no progress (as in ``msjax.exact``).
+
+**Survival** (``survival=True``, ``SolverConfig.lookahead_score="survival"``): a look past the
+next guess. The candidates widen to every cell nearly as safe as the safest (``good``:
+``SolverConfig.lookahead_tolerance``), ranked by mine probability, and each is scored by
+the chance of surviving this guess *and* the next one:
+``sum_v P(c safe and shows v) * S(v)``, where ``S(v)`` is the safety of the best cell of the
+view after ``c`` shows ``v`` (1 where a cell is then certainly safe or the game is won; the
+same analyses as the progress score, so no extra cost). It is David Hill's "secondary
+safety" taken exactly, and the one-move form of minesolve's depth-k expectimax. The best
+score wins; near-equal scores (within ``TIES``) fall back to P(progress), then P(zero). A
+candidate with a flagged analysis scores its own safety times the view's best safety.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import jax.numpy as jnp
 
 from msjax.solver.exact import exact_analysis
 from msjax.solver.grid import in_chunks, neighbours
-from msjax.solver.types import ExactLimits
+from msjax.solver.types import EXACT_TIES, ExactLimits
 
 NUMBERS = 9  # a revealed cell shows 0..8
 # Chances this close count as equal: they are exp(float32 log counts), and on 16x30x99 the
@@ -31,9 +42,12 @@ NUMBERS = 9  # a revealed cell shows 0..8
 TIES = 1e-4
 
 
-def candidate_cells(revealed: jax.Array, good: jax.Array, count: int) -> tuple[jax.Array, jax.Array]:
+def candidate_cells(
+    revealed: jax.Array, good: jax.Array, count: int, priority: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
     """(cells int32[B, K], valid bool[B, K]): the first ``count`` cells of ``good``
-    (bool[B, H, W]) by (hidden neighbours, row-major), interchangeable isolated cells once."""
+    (bool[B, H, W]) by (``priority``, hidden neighbours, row-major), interchangeable isolated
+    cells once. ``priority``: float[B, H, W], lower first (None: all equal)."""
     num_boards, height, width = revealed.shape
     hidden = ~revealed
     on_cells = lambda f, x: jax.vmap(f)(x)
@@ -48,14 +62,15 @@ def candidate_cells(revealed: jax.Array, good: jax.Array, count: int) -> tuple[j
         first = jnp.argmax(same, axis=1)
         keep = keep | ((index[None] == first[:, None, None]) & jnp.any(same, axis=1)[:, None, None])
     rank = jnp.where(keep, hidden_around * (height * width) + index[None], 10 * height * width)
-    order = jnp.argsort(rank.reshape(num_boards, -1), axis=1)[:, :count]
+    first = jnp.zeros(rank.shape) if priority is None else jnp.where(keep, priority, jnp.inf)
+    order = jnp.lexsort((rank.reshape(num_boards, -1), first.reshape(num_boards, -1)), axis=1)[:, :count]
     valid = jnp.take_along_axis(keep.reshape(num_boards, -1), order, axis=1)
     return order.astype(jnp.int32), valid
 
 
 def lookahead_choice(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
-    good: jax.Array, count: int, limits: ExactLimits,
+    good: jax.Array, count: int, limits: ExactLimits, mine_prob: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The guess among ``good`` cells by the exact lookahead (module docstring).
 
@@ -65,6 +80,9 @@ def lookahead_choice(
       good: bool[B, H, W], the equally safe cells to choose among (a view with none gets
         an arbitrary cell and costs nothing).
       count: K, static: candidates per view; limits: the exact analysis' sizes.
+      mine_prob: float32[B, H, W], the views' exact mine probabilities: given, the score
+        is survival (module docstring) and ``good`` may hold cells less safe than the
+        safest; None: ``good`` are equally safe and the score is P(progress).
 
     Returns:
       ``(cell int32[B], progress float32[B], zero float32[B])``: the chosen cell (row-major)
@@ -72,7 +90,12 @@ def lookahead_choice(
       analysis runs there).
     """
     num_boards, height, width = revealed.shape
-    cells, valid = candidate_cells(revealed, good, count)
+    survival = mine_prob is not None
+    priority = None
+    if survival:
+        lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
+        priority = jnp.where(mine_prob <= lowest[:, None, None] + EXACT_TIES, 0.0, mine_prob)
+    cells, valid = candidate_cells(revealed, good, count, priority)
     flat = lambda x: x.reshape(num_boards, 1, 1, height * width)
     at = jax.nn.one_hot(cells, height * width, dtype=bool)[:, :, None, :]  # [B, K, 1, HW]
     shown = jnp.arange(NUMBERS)[None, None, :, None]
@@ -90,18 +113,29 @@ def lookahead_choice(
     views = jax.tree.map(lambda x: x.reshape((pairs,) + x.shape[3:]), views)
 
     def analyse(v):
-        a = exact_analysis(v[0].reshape(-1, height, width), v[1].reshape(-1, height, width), v[2], limits)
-        return a.log_layouts, a.exact, a.inconsistent, jnp.any(a.safe, axis=(1, 2))
+        revealed_v = v[0].reshape(-1, height, width)
+        a = exact_analysis(revealed_v, v[1].reshape(-1, height, width), v[2], limits)
+        lowest_v = jnp.min(jnp.where(revealed_v, 1.0, a.mine_prob), axis=(1, 2))  # 0 with a safe cell
+        return a.log_layouts, a.exact, a.inconsistent, jnp.any(a.safe, axis=(1, 2)), 1.0 - lowest_v
 
-    nothing = (jnp.full(pairs, -jnp.inf), jnp.zeros(pairs, bool), jnp.ones(pairs, bool), jnp.zeros(pairs, bool))
+    nothing = (jnp.full(pairs, -jnp.inf), jnp.zeros(pairs, bool), jnp.ones(pairs, bool), jnp.zeros(pairs, bool),
+               jnp.zeros(pairs))
     results = in_chunks(need.reshape(-1), max(1, pairs // 8), analyse, views, nothing, axis=0)
     per_number = lambda x: x.reshape(num_boards, count, NUMBERS)
-    log_ways, exact, inconsistent, progress_v = (per_number(x) for x in results)
+    log_ways, exact, inconsistent, progress_v, next_safety = (per_number(x) for x in results)
     chance = jnp.where(exact, jnp.exp(log_ways - log_layouts[:, None, None]), 0.0)  # P(safe and shows v)
     known = jnp.all(exact | inconsistent, axis=2) & valid  # a flagged analysis: no information
     progress = jnp.where(known, jnp.sum(jnp.where(progress_v, chance, 0.0), axis=2), 0.0)
     zero = jnp.where(known, chance[:, :, 0], 0.0)
-    best = valid & (progress >= jnp.max(jnp.where(valid, progress, -1.0), axis=1, keepdims=True) - TIES)
+    best = valid
+    if survival:
+        won_next = jnp.sum(~revealed, axis=(1, 2)) - 1 == mine_count  # the reveal wins the game
+        next_safety = jnp.where(won_next[:, None, None], 1.0, next_safety)
+        safe_now = 1.0 - jnp.take_along_axis(mine_prob.reshape(num_boards, -1), cells, axis=1)
+        unknown_score = safe_now * (1.0 - lowest[:, None])
+        score = jnp.where(known, jnp.sum(chance * next_safety, axis=2), unknown_score)
+        best = best & (score >= jnp.max(jnp.where(valid, score, -1.0), axis=1, keepdims=True) - TIES)
+    best = best & (progress >= jnp.max(jnp.where(best, progress, -1.0), axis=1, keepdims=True) - TIES)
     best = best & (zero >= jnp.max(jnp.where(best, zero, -1.0), axis=1, keepdims=True) - TIES)
     pick = jnp.argmax(best, axis=1)  # candidates are in (hidden neighbours, row-major) order
     take = lambda x: jnp.take_along_axis(x, pick[:, None], axis=1)[:, 0]

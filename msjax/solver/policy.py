@@ -26,7 +26,7 @@ from msjax.solver.deduce import deduce, with_exact_proofs
 from msjax.solver.grid import any_cell, at_cell, best_cell, flat_cells, neighbours, on_cells, player_view
 from msjax.solver.layers import constraints_of
 from msjax.solver.lookahead import lookahead_choice
-from msjax.solver.types import GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
+from msjax.solver.types import EXACT_TIES, GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
 
 
 def typed_key(key: jax.Array) -> jax.Array:
@@ -77,9 +77,6 @@ def _noise(keys: jax.Array, shape: tuple[int, int]) -> jax.Array:
     return jnp.moveaxis(noise, (-2, -1), (0, 1))
 
 
-EXACT_TIES = 2e-6  # float32 rounding between equal exact probabilities reached by different sums
-
-
 def layer4_probabilities(view: View, forced: Forced, solver_cfg: SolverConfig):
     """``(probability float32[H, W, *b], forced, exact)``: layer 4's mine probabilities of
     the unknown cells, ``forced`` with the exact analysis' proofs added, and the analysis
@@ -123,18 +120,25 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
     cell, layer = best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
     safe_cell, safe_layer, found = safe_move(view, forced)
     if analysis is not None and solver_cfg.exact_lookahead:
+        survival = solver_cfg.lookahead_score == "survival"
+        if survival:  # every cell nearly as safe as the safest
+            near = (1.0 - probability) >= (1.0 - solver_cfg.lookahead_tolerance) * (1.0 - on_cells(lowest))
+            good = (good | (candidates & near)) & c.unknown
         guessing = good & on_cells(analysis[0] & ~found)  # the lookahead runs only where it chooses
-        cell = jnp.where(analysis[0], _lookahead_cell(view, guessing, analysis[1], solver_cfg), cell)
+        looked = _lookahead_cell(view, guessing, analysis[1], solver_cfg, probability if survival else None)
+        cell = jnp.where(analysis[0], looked, cell)
     return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
 
 
-def _lookahead_cell(view: View, good: jax.Array, log_layouts: jax.Array, solver_cfg: SolverConfig) -> jax.Array:
-    """int32[*b]: the guess among ``good`` by the exact lookahead (``msjax.solver.lookahead``)."""
+def _lookahead_cell(view: View, good, log_layouts, solver_cfg: SolverConfig, mine_prob=None) -> jax.Array:
+    """int32[*b]: the guess among ``good`` by the exact lookahead (``msjax.solver.lookahead``;
+    its survival score where ``mine_prob``, float32[H, W, *b], is given)."""
     batch_shape = view.mine_count.shape
     to_boards = lambda x: jnp.moveaxis(x.reshape(x.shape[:2] + (-1,)), -1, 0)
     cell, _, _ = lookahead_choice(
         to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), log_layouts.reshape(-1),
         to_boards(good), solver_cfg.exact_lookahead, solver_cfg.exact_limits,
+        None if mine_prob is None else to_boards(mine_prob),
     )
     return cell.reshape(batch_shape)
 

@@ -62,6 +62,9 @@ class ExactLimits:
         return self.max_frontier or default_max_frontier(height, width)
 
 
+EXACT_TIES = 2e-6  # float32 rounding between equal exact probabilities reached by different sums
+
+
 def default_max_frontier(height: int, width: int) -> int:
     """Frontier cells allowed by default: 3/8 of the board, at least 32 (real positions
     reach 27 / 76 / 143 cells on 8x8 / 16x16 / 16x30: ``benchmarks/RESULTS.md``)."""
@@ -113,6 +116,13 @@ class SolverConfig:
         exact one-move lookahead (``msjax.solver.lookahead``: P(progress), then P(zero)),
         as ``msjax.exact``'s player breaks ties; 0 breaks them by the zero chance of
         independent neighbours (cheaper: one analysis per guess instead of ``1 + 9 K``).
+      lookahead_score: what the lookahead ranks its candidates by: ``"progress"`` (the
+        default: P(progress), then P(zero), among the safest cells, as ``msjax.exact``'s
+        player) or ``"survival"`` (the chance to survive this guess and the next one, then
+        progress and zero; ``msjax.solver.lookahead``'s docstring).
+      lookahead_tolerance: with ``"survival"``, the candidates are the cells whose chance
+        of being safe is at least ``1 - lookahead_tolerance`` times the best one's (0: the
+        safest cells only); must be 0 with ``"progress"``.
 
     Raises:
       ValueError: a field out of its range.
@@ -132,6 +142,8 @@ class SolverConfig:
     probabilities: str = "bp"
     exact_limits: ExactLimits = ExactLimits()
     exact_lookahead: int = 0
+    lookahead_score: str = "progress"
+    lookahead_tolerance: float = 0.0
 
     def __post_init__(self):
         if self.max_layer not in (1, 2, 3, 4):
@@ -152,6 +164,17 @@ class SolverConfig:
             raise ValueError(f"SolverConfig.bp_damping={self.bp_damping} must be in (0, 1]")
         if self.exact_lookahead < 0:
             raise ValueError(f"SolverConfig.exact_lookahead={self.exact_lookahead} must be >= 0")
+        if self.lookahead_score not in ("progress", "survival"):
+            raise ValueError(
+                f"SolverConfig.lookahead_score={self.lookahead_score!r} must be 'progress' or 'survival'"
+            )
+        if not 0.0 <= self.lookahead_tolerance < 1.0:
+            raise ValueError(f"SolverConfig.lookahead_tolerance={self.lookahead_tolerance} must be in [0, 1)")
+        if self.lookahead_tolerance and self.lookahead_score != "survival":
+            raise ValueError(
+                f"SolverConfig.lookahead_tolerance={self.lookahead_tolerance} needs lookahead_score='survival' "
+                "(the progress score ranks equally safe cells only)"
+            )
         if self.probabilities not in ("bp", "exact"):
             raise ValueError(f"SolverConfig.probabilities={self.probabilities!r} must be 'bp' or 'exact'")
         if self.first_click is not None and (
