@@ -1,10 +1,12 @@
-"""Exact uniform layout sampling (msjax.solver.sample) against brute force and msjax.exact.
+"""Exact uniform layout sampling (msjax.solver.sample) and click outcomes (msjax.solver.outcome)
+against brute force and msjax.exact.
 
 Every check shares one compiled sampler (8 views of 5x5, 12,500 samples each: 10^5 in
 all) and fixed keys, so they are deterministic; the statistical thresholds are set so that
 a correct sampler fails them with a chance below 1e-4 per test, while a sampler off by a few
-percent on any cell or layout fails them. ``LIMITS`` has a first table of 2 states, so most
-views are drawn again with the larger one (the path of an overflowing view).
+percent on any cell or layout fails them. ``LIMITS`` is one pass of 128 states (a third of
+the default's compile); the test of flagged views also takes the path of views that overflow
+a first, smaller table.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from drawings import view
 from test_exact import consistent_layouts, random_positions
 
 from msjax import exact
-from msjax.solver.sample import sample_layouts
+from msjax.solver.outcome import click_outcomes
+from msjax.solver.sample import _parents, sample_layouts
 from msjax.solver.types import ExactLimits
 
 BATCH, SAMPLES = 8, 12_500
-LIMITS = ExactLimits(first_states=2, middle_states=0, max_states=128)
+LIMITS = ExactLimits(first_states=128, middle_states=0, max_states=128)
 
 
 def draw(views, key=0, limits: ExactLimits = LIMITS, samples: int = SAMPLES):
@@ -109,7 +112,64 @@ def test_views_past_the_limits_or_without_layouts_are_flagged(five_by_five):
     result = draw([impossible, views[0]])
     assert not result.exact[0] and result.inconsistent[0] and not result.mines[0].any()
     assert result.exact[1]
-    short = ExactLimits(max_frontier=16, first_states=32, middle_states=0, max_states=32)
-    result = draw([long_frontier, views[0]], limits=short, samples=4)
+    short = ExactLimits(max_frontier=16, first_states=2, middle_states=0, max_states=32)
+    result = draw([long_frontier, views[0], views[3]], limits=short, samples=16)
     assert not result.exact[0] and not result.inconsistent[0] and not result.mines[0].any()  # nothing known
-    assert result.exact[1]
+    for (revealed, counts, mines), drawn in zip([views[0], views[3]], result.mines[1:]):  # drawn again at 32
+        assert (drawn.sum(axis=(1, 2)) == mines).all() and (shows(drawn)[:, revealed] == counts[revealed]).all()
+
+
+# ----------------------------------------------------------------------------- click outcomes
+
+CLICK_SAMPLES = 4_000
+
+
+def test_a_click_outcome_has_exact_chances_and_views_sampled_by_the_rules(five_by_five):
+    views, _ = five_by_five
+    views = views[:4]
+    probability = [exact.analyse(r, c, m).mine_prob for r, c, m in views]
+    cells = [int(np.argmin(np.where(r, 2.0, p))) for (r, _, _), p in zip(views, probability)]  # the safest cell
+    padded = views + [views[0]] * (BATCH - len(views))
+    result = click_outcomes(
+        jax.random.key(1), jnp.asarray(np.stack([v[0] for v in padded])), jnp.asarray(np.stack([v[1] for v in padded])),
+        jnp.asarray([v[2] for v in padded], jnp.int32), jnp.asarray(cells + cells[:1] * (BATCH - len(views))),
+        CLICK_SAMPLES, LIMITS,
+    )
+    result = jax.tree.map(np.asarray, result)
+    for i, ((revealed, counts, mines), cell) in enumerate(zip(views, cells)):
+        assert result.exact[i]
+        safe = 1.0 - probability[i].reshape(-1)[cell]
+        assert result.safe[i] == pytest.approx(safe, abs=1e-5)
+        # the number shown, exactly: the share of the brute-force layouts that show it
+        layouts = consistent_layouts(revealed, counts, mines) if np.count_nonzero(~revealed) <= 16 else None
+        if layouts is not None:
+            kept = layouts[~layouts[:, cell]]
+            shown = shows(kept.reshape(-1, *revealed.shape)).reshape(len(kept), -1)[:, cell]
+            want = np.bincount(shown, minlength=9) / len(layouts)
+            np.testing.assert_allclose(result.chance[i], want, atol=1e-5)
+        # the samples: lost exactly when the cell was a mine, as often as it is one
+        hit = result.hit_mine[i]
+        assert abs(hit.mean() - (1 - safe)) < 4.5 * np.sqrt(safe * (1 - safe) / CLICK_SAMPLES) + 1e-9
+        opened = result.next_revealed[i]
+        assert (opened[:, revealed]).all() and (opened[~hit].reshape(-1, revealed.size)[:, cell]).all()
+        assert not (opened[hit] & ~revealed).any()  # a mine opens nothing
+        # a safe click shows the number the chances give, and a 0 opens its neighbours
+        numbers = result.next_counts[i][~hit].reshape(-1, revealed.size)[:, cell]
+        frequency = np.bincount(numbers, minlength=9) / CLICK_SAMPLES
+        assert np.abs(frequency - result.chance[i]).max() < 4.5 * np.sqrt(0.25 / CLICK_SAMPLES)
+        around = np.zeros(revealed.size, bool)
+        around[list(exact.neighbour_lists(*revealed.shape)[cell])] = True
+        zeros = opened[~hit][numbers == 0].reshape(-1, revealed.size)
+        assert zeros[:, around].all()
+        single = opened[~hit][numbers > 0].reshape(-1, revealed.size)
+        assert (single.sum(axis=1) == revealed.sum() + 1).all()  # a number opens itself alone
+
+
+def test_each_state_knows_its_parents_and_a_crowded_one_is_flagged():
+    # children 0..7 of a table of 4 states (0-3: safe branches, 4-7: mine branches)
+    dest = jnp.asarray([0, 1, 0, -1, 0, 2, 0, 0], jnp.int32)
+    parents, is_parent, too_many = (np.asarray(x) for x in _parents(dest, 4))
+    assert sorted(parents[1][is_parent[1]]) == [1] and sorted(parents[2][is_parent[2]]) == [5]
+    assert not is_parent[3].any()
+    assert is_parent[0].all() and set(parents[0]) <= {0, 2, 4, 6, 7}  # five parents: four kept ...
+    assert too_many.tolist() == [True, False, False, False]  # ... and the state flagged

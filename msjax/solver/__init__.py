@@ -39,7 +39,7 @@ Modules, in the order data flows: ``types`` (config, proved cells, view), ``grid
 cell-major array plumbing), ``layers`` (one pass of each deduction layer), ``deduce`` (the
 fixpoint loops: ``forced_moves``), ``frontier`` and ``exact`` (exact probabilities:
 ``exact_analysis``), ``sample`` (uniform layouts that fit a view: ``sample_layouts``),
-``lookahead``, ``beliefs`` (layer 4: ``mine_probabilities``),
+``lookahead``, ``outcome`` (what a click leads to: ``click_outcomes``), ``beliefs`` (layer 4: ``mine_probabilities``),
 ``policy`` (the move on one game: ``solver_action``), ``batch`` (whole batches, with a
 memory of proofs: ``batch_solver_play``), ``record`` (a recorded game on the host:
 ``record_game``).
@@ -58,6 +58,7 @@ from msjax.solver.beliefs import mine_probabilities
 from msjax.solver.deduce import batch_forced_moves, forced_moves
 from msjax.solver.exact import ExactAnalysis, exact_analysis
 from msjax.solver.lookahead import lookahead_choice
+from msjax.solver.outcome import ClickOutcomes, click_outcomes
 from msjax.solver.policy import first_click, solver_action, typed_key
 from msjax.solver.sample import LayoutSamples, sample_layouts
 from msjax.solver.record import ActionRecord, GameRecord, jit_solver_action, layer_summary, record_game
@@ -65,6 +66,7 @@ from msjax.solver.types import GUESS_LAYER, NO_LAYER, ExactLimits, Forced, Solve
 
 __all__ = [
     "ActionRecord",
+    "ClickOutcomes",
     "ExactAnalysis",
     "ExactLimits",
     "Forced",
@@ -77,6 +79,7 @@ __all__ = [
     "batch_forced_moves",
     "batch_solver_action",
     "batch_solver_play",
+    "click_outcomes",
     "empty_memory",
     "exact_analysis",
     "first_click",

@@ -28,6 +28,8 @@ candidate with a flagged analysis scores its own safety times the view's best sa
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
@@ -68,6 +70,71 @@ def candidate_cells(
     return order.astype(jnp.int32), valid
 
 
+
+class NumberOutcomes(NamedTuple):
+    """What revealing each of ``K`` cells of a view can show, exactly: for every number
+    ``v``, the view with the cell showing ``v`` is analysed (``exact_analysis``).
+
+    Attributes:
+      chance: float32[B, K, 9], P(the cell is safe and shows v) (0 where not analysed).
+      known: bool[B, K], every number's view was analysed exactly or is inconsistent (a
+        flagged view leaves ``chance`` incomplete).
+      progress: bool[B, K, 9], some hidden cell is certainly safe after showing v.
+      next_safety: float32[B, K, 9], the best chance of a safe cell after showing v (1
+        with a certainly safe cell, or where the reveal wins the game).
+    """
+
+    chance: jax.Array
+    known: jax.Array
+    progress: jax.Array
+    next_safety: jax.Array
+
+
+def number_outcomes(
+    revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
+    cells: jax.Array, need: jax.Array, limits: ExactLimits,
+) -> NumberOutcomes:
+    """``NumberOutcomes`` of revealing ``cells`` (int32[B, K]) in the views (``revealed``
+    bool[B, H, W], ``counts`` int[B, H, W], ``mine_count`` int[B], ``log_layouts``
+    float32[B] from their analysis); only where ``need`` (bool[B, K]) holds, and for the
+    numbers up to the cell's hidden neighbours, does an analysis run (``K x 9`` at most per
+    view, gathered in chunks)."""
+    num_boards, height, width = revealed.shape
+    count = cells.shape[1]
+    flat = lambda x: x.reshape(num_boards, 1, 1, height * width)
+    at = jax.nn.one_hot(cells, height * width, dtype=bool)[:, :, None, :]  # [B, K, 1, HW]
+    shown = jnp.arange(NUMBERS)[None, None, :, None]
+    hidden_around = jnp.take_along_axis(
+        jax.vmap(neighbours)(~revealed).reshape(num_boards, -1), cells, axis=1
+    )  # [B, K]
+    need = need[:, :, None] & (jnp.arange(NUMBERS) <= hidden_around[:, :, None])
+    views = (
+        jnp.broadcast_to(flat(revealed) | at, (num_boards, count, NUMBERS, height * width)),
+        jnp.broadcast_to(jnp.where(at, shown, flat(counts)), (num_boards, count, NUMBERS, height * width)),
+        jnp.broadcast_to(mine_count[:, None, None], (num_boards, count, NUMBERS)),
+    )
+    pairs = num_boards * count * NUMBERS
+    views = jax.tree.map(lambda x: x.reshape((pairs,) + x.shape[3:]), views)
+
+    def analyse(v):
+        revealed_v = v[0].reshape(-1, height, width)
+        a = exact_analysis(revealed_v, v[1].reshape(-1, height, width), v[2], limits)
+        lowest_v = jnp.min(jnp.where(revealed_v, 1.0, a.mine_prob), axis=(1, 2))  # 0 with a safe cell
+        return a.log_layouts, a.exact, a.inconsistent, jnp.any(a.safe, axis=(1, 2)), 1.0 - lowest_v
+
+    nothing = (jnp.full(pairs, -jnp.inf), jnp.zeros(pairs, bool), jnp.ones(pairs, bool), jnp.zeros(pairs, bool),
+               jnp.zeros(pairs))
+    results = in_chunks(need.reshape(-1), max(1, pairs // 8), analyse, views, nothing, axis=0)
+    per_number = lambda x: x.reshape(num_boards, count, NUMBERS)
+    log_ways, exact, inconsistent, progress, next_safety = (per_number(x) for x in results)
+    won_next = jnp.sum(~revealed, axis=(1, 2)) - 1 == mine_count  # the reveal wins the game
+    return NumberOutcomes(
+        chance=jnp.where(exact, jnp.exp(log_ways - log_layouts[:, None, None]), 0.0),
+        known=jnp.all(exact | inconsistent, axis=2),
+        progress=progress,
+        next_safety=jnp.where(won_next[:, None, None], 1.0, next_safety),
+    )
+
 def lookahead_choice(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
     good: jax.Array, count: int, limits: ExactLimits, mine_prob: jax.Array | None = None,
@@ -96,44 +163,16 @@ def lookahead_choice(
         lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
         priority = jnp.where(mine_prob <= lowest[:, None, None] + EXACT_TIES, 0.0, mine_prob)
     cells, valid = candidate_cells(revealed, good, count, priority)
-    flat = lambda x: x.reshape(num_boards, 1, 1, height * width)
-    at = jax.nn.one_hot(cells, height * width, dtype=bool)[:, :, None, :]  # [B, K, 1, HW]
-    shown = jnp.arange(NUMBERS)[None, None, :, None]
-    hidden_around = jnp.take_along_axis(
-        jax.vmap(neighbours)(~revealed).reshape(num_boards, -1), cells, axis=1
-    )  # [B, K]
     choose = jnp.sum(valid, axis=1) > 1
-    need = (valid & choose[:, None])[:, :, None] & (jnp.arange(NUMBERS) <= hidden_around[:, :, None])
-    views = (
-        jnp.broadcast_to(flat(revealed) | at, (num_boards, count, NUMBERS, height * width)),
-        jnp.broadcast_to(jnp.where(at, shown, flat(counts)), (num_boards, count, NUMBERS, height * width)),
-        jnp.broadcast_to(mine_count[:, None, None], (num_boards, count, NUMBERS)),
-    )
-    pairs = num_boards * count * NUMBERS
-    views = jax.tree.map(lambda x: x.reshape((pairs,) + x.shape[3:]), views)
-
-    def analyse(v):
-        revealed_v = v[0].reshape(-1, height, width)
-        a = exact_analysis(revealed_v, v[1].reshape(-1, height, width), v[2], limits)
-        lowest_v = jnp.min(jnp.where(revealed_v, 1.0, a.mine_prob), axis=(1, 2))  # 0 with a safe cell
-        return a.log_layouts, a.exact, a.inconsistent, jnp.any(a.safe, axis=(1, 2)), 1.0 - lowest_v
-
-    nothing = (jnp.full(pairs, -jnp.inf), jnp.zeros(pairs, bool), jnp.ones(pairs, bool), jnp.zeros(pairs, bool),
-               jnp.zeros(pairs))
-    results = in_chunks(need.reshape(-1), max(1, pairs // 8), analyse, views, nothing, axis=0)
-    per_number = lambda x: x.reshape(num_boards, count, NUMBERS)
-    log_ways, exact, inconsistent, progress_v, next_safety = (per_number(x) for x in results)
-    chance = jnp.where(exact, jnp.exp(log_ways - log_layouts[:, None, None]), 0.0)  # P(safe and shows v)
-    known = jnp.all(exact | inconsistent, axis=2) & valid  # a flagged analysis: no information
-    progress = jnp.where(known, jnp.sum(jnp.where(progress_v, chance, 0.0), axis=2), 0.0)
+    outcomes = number_outcomes(revealed, counts, mine_count, log_layouts, cells, valid & choose[:, None], limits)
+    chance, known = outcomes.chance, outcomes.known & valid
+    progress = jnp.where(known, jnp.sum(jnp.where(outcomes.progress, chance, 0.0), axis=2), 0.0)
     zero = jnp.where(known, chance[:, :, 0], 0.0)
     best = valid
     if survival:
-        won_next = jnp.sum(~revealed, axis=(1, 2)) - 1 == mine_count  # the reveal wins the game
-        next_safety = jnp.where(won_next[:, None, None], 1.0, next_safety)
         safe_now = 1.0 - jnp.take_along_axis(mine_prob.reshape(num_boards, -1), cells, axis=1)
         unknown_score = safe_now * (1.0 - lowest[:, None])
-        score = jnp.where(known, jnp.sum(chance * next_safety, axis=2), unknown_score)
+        score = jnp.where(known, jnp.sum(chance * outcomes.next_safety, axis=2), unknown_score)
         best = best & (score >= jnp.max(jnp.where(valid, score, -1.0), axis=1, keepdims=True) - TIES)
     best = best & (progress >= jnp.max(jnp.where(best, progress, -1.0), axis=1, keepdims=True) - TIES)
     best = best & (zero >= jnp.max(jnp.where(best, zero, -1.0), axis=1, keepdims=True) - TIES)

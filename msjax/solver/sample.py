@@ -11,8 +11,9 @@ branches (the cell safe, or a mine) went. A sample then walks back:
    drawn in proportion to its layouts times ``C(F, M - m)``, the ways to put the other
    mines on the ``F`` hidden cells off the frontier;
 2. at each step, going back, the parent branch of the current state is drawn in
-   proportion to the parent's count (each state has at most two parents); the branch says
-   whether the step's cell is a mine;
+   proportion to the parent's count (a state has at most two parents, so each step costs
+   a few operations per sample; ``MAX_PARENTS``); the branch says whether the step's cell
+   is a mine;
 3. the ``M - m`` mines off the frontier go on a uniform subset of those cells.
 
 Each layout's chance is the product of these conditional chances, which telescopes to
@@ -54,6 +55,7 @@ class LayoutSamples(NamedTuple):
 class _Drawn(NamedTuple):
     mines: jax.Array  # bool[B, N, H*W]
     has_layout: jax.Array
+    crowded: jax.Array
     overflow: jax.Array
     beyond: jax.Array
     impossible: jax.Array
@@ -64,9 +66,33 @@ def _gumbel_pick(key: jax.Array, log_weights: jax.Array) -> jax.Array:
     return jnp.argmax(log_weights + jax.random.gumbel(key, log_weights.shape), axis=-1).astype(jnp.int32)
 
 
+MAX_PARENTS = 4
+"""Parents kept per state in the walk back. A state has at most two (its cell safe from one,
+a mine from another) unless a hash collision left two rows of one state in a table
+(``msjax.solver.exact._merge``): then a view whose samples pass through a state with more
+is flagged, never drawn unevenly."""
+
+
+def _parents(dest: jax.Array, num_states: int):
+    """``(parents int32[S, P], is_parent bool[S, P], too_many bool[S])``: the children
+    (indices into ``dest``, int32[2S], -1 where dropped) that went to each row of the next
+    table, and the rows with more than ``P = MAX_PARENTS`` of them."""
+    num_children = dest.shape[0]
+    order = jnp.argsort(jnp.where(dest >= 0, dest, num_states), stable=True).astype(jnp.int32)
+    rows = jnp.arange(num_states)
+    sorted_dest = dest[order]
+    first = jnp.searchsorted(jnp.where(sorted_dest >= 0, sorted_dest, num_states), rows).astype(jnp.int32)
+    slots = jnp.minimum(first[:, None] + jnp.arange(MAX_PARENTS), num_children - 1)
+    is_parent = sorted_dest[slots] == rows[:, None]
+    beyond = jnp.minimum(first + MAX_PARENTS, num_children - 1)
+    too_many = (first + MAX_PARENTS < num_children) & (sorted_dest[beyond] == rows)
+    return order[slots], is_parent, too_many
+
+
 def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_samples: int):
-    """(bool[N, H*W], has_layout bool[]): ``num_samples`` layouts of one view from its
-    forward pass, and whether any layout fits it."""
+    """(bool[N, H*W], has_layout bool[], crowded bool[]): ``num_samples`` layouts of one
+    view from its forward pass, whether any layout fits it, and whether a walk back met a
+    state with more than ``MAX_PARENTS`` parents."""
     key = jax.random.wrap_key_data(key_data)
     table, planner = forward_view.table, forward_view.planner
     num_cells = revealed.size
@@ -78,20 +104,20 @@ def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_sa
     frontier_mines = table.mines[row]  # int32[N]
 
     def back(carry):
-        t, row, mines, key = carry
+        t, row, mines, crowded, key = carry
         t = t - 1
         key, step_key = jax.random.split(key)
-        dest = forward_view.dests[t].astype(jnp.int32)  # [2S]
-        parent_weight = jnp.concatenate([forward_view.alphas[t], forward_view.alphas[t]])
-        weights = jnp.where(dest[None, :] == row[:, None], parent_weight[None, :], NEG_INF)
-        child = _gumbel_pick(step_key, weights)  # [N]
+        parents, is_parent, too_many = _parents(forward_view.dests[t].astype(jnp.int32), num_states)
+        weights = jnp.where(is_parent[row], forward_view.alphas[t][parents[row] % num_states], NEG_INF)  # [N, P]
+        child = jnp.take_along_axis(parents[row], _gumbel_pick(step_key, weights)[:, None], axis=1)[:, 0]
         cell = forward_view.cells[t]
         is_mine = (child >= num_states) & (cell >= 0)
         mines = mines.at[:, jnp.maximum(cell, 0)].set(mines[:, jnp.maximum(cell, 0)] | is_mine)
-        return t, child % num_states, mines, key
+        return t, child % num_states, mines, crowded | jnp.any(too_many[row]), key
 
     mines = jnp.zeros((num_samples, num_cells), bool)
-    _, _, mines, _ = jax.lax.while_loop(lambda c: c[0] > 0, back, (forward_view.last, row, mines, back_key))
+    start = (forward_view.last, row, mines, jnp.bool_(False), back_key)
+    _, _, mines, crowded, _ = jax.lax.while_loop(lambda c: c[0] > 0, back, start)
 
     visited = jnp.zeros(num_cells, bool).at[jnp.where(forward_view.cells >= 0, forward_view.cells, num_cells)].set(
         True, mode="drop"
@@ -100,7 +126,7 @@ def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_sa
     draws = jnp.where(off[None, :], jax.random.uniform(off_key, (num_samples, num_cells)), 2.0)
     rank = jnp.argsort(jnp.argsort(draws, axis=1), axis=1)  # each off cell's place in a random order
     off_mines = (mine_count - frontier_mines)[:, None]
-    return mines | (off[None, :] & (rank < off_mines)), jnp.any(final > NEG_INF)
+    return mines | (off[None, :] & (rank < off_mines)), jnp.any(final > NEG_INF), crowded
 
 
 def _sample_tier(views, keys, steps: int, max_open: int, max_states: int, num_samples: int) -> _Drawn:
@@ -112,9 +138,10 @@ def _sample_tier(views, keys, steps: int, max_open: int, max_states: int, num_sa
     )
     in_axes = Forward(0, 0, 0, 0, 0, 0, 0, None)
     draw = jax.vmap(functools.partial(_draw_one_view, num_samples=num_samples), in_axes=(0, in_axes, 0, 0))
-    mines, has_layout = draw(keys, per_view, revealed, mine_count)
+    mines, has_layout, crowded = draw(keys, per_view, revealed, mine_count)
     planner = forward.planner
-    return _Drawn(mines, has_layout, forward.overflow, planner.too_wide | (planner.num_cells > steps), planner.impossible)
+    beyond = planner.too_wide | (planner.num_cells > steps)
+    return _Drawn(mines, has_layout, crowded, forward.overflow, beyond, planner.impossible)
 
 
 @functools.partial(jax.jit, static_argnames=("num_samples", "limits"))
@@ -147,7 +174,7 @@ def sample_layouts(
             redo, max(1, num_boards // 8**depth), lambda args, size=size: tier(*args, max_states=size),
             (views, keys), result, axis=0,
         )
-    within = ~result.overflow & ~result.beyond
+    within = ~result.overflow & ~result.beyond & ~result.crowded
     inconsistent = within & (result.impossible | ~result.has_layout)
     exact = within & ~inconsistent
     mines = jnp.where(exact[:, None, None], result.mines, False).reshape(num_boards, num_samples, height, width)
