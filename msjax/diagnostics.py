@@ -13,6 +13,12 @@ The opening click is never a guess (the rules make it safe); flags and invalid a
 are not reveals. Deduction reads only the player's view; whether a revealed cell held a
 mine is read from ``mine_mask``, as any metric may.
 
+With ``exact=True`` every reveal is also judged by the exact probabilities of the position
+(``judge_exactly``): a *missed proof* (a cell was certainly safe, exact proofs included), a
+*proven mine* revealed, a guess *worse* than the exact minimum (by more than ``WORSE_BY``),
+or one of the *best* guesses; and each lost game is put down to the kind of its last move
+(``loss_causes``).
+
 Calibration of a mine head: ``msjax.stats.calibration_metrics`` (AUROC by ranks,
 expected calibration error, Brier score) on predictions over the hidden cells of
 positions met in games (``collect_positions``), and on boards small enough
@@ -115,6 +121,106 @@ def count_moves(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConf
 _diagnose_batch = functools.partial(evaluate_lib.play_batch, count_moves=count_moves)
 
 
+# ----------------------------------------------------------------------------- exact judgement
+
+WORSE_BY = 1e-4
+"""A guess counts as worse than the exact minimum when its mine probability is more than
+this above the lowest one (float32 rounding of equal probabilities is ~1e-6)."""
+
+LOSS_CAUSES = ("missed_proof", "proven_mine", "worse_guess", "best_guess", "unjudged")
+
+
+class ExactMoveKinds(NamedTuple):
+    """Each game's reveal judged by the exact analysis of the position before it (bool[B]).
+
+    judged: a reveal in a view the exact analysis covers (not flagged).
+    missed_proof: a reveal of a cell not proved safe while some cell was (exact proofs:
+      chains and mine-count endgames the layers miss included), not of a proved mine.
+    proven_mine: a reveal of a cell that is a mine in every consistent layout.
+    worse_guess: with no cell proved safe, a cell more than ``WORSE_BY`` riskier than the
+      safest one. excess_risk: float32[B], its mine probability minus the lowest.
+    best_guess: with no cell proved safe, one of the safest cells.
+    """
+
+    judged: jax.Array
+    missed_proof: jax.Array
+    proven_mine: jax.Array
+    worse_guess: jax.Array
+    best_guess: jax.Array
+    excess_risk: jax.Array
+
+
+def judge_exactly(
+    states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig,
+    limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
+) -> ExactMoveKinds:
+    """Judges a batch of actions by the exact probabilities of the positions before them
+    (``solver.exact_analysis``; flagged views are not judged)."""
+    num_games = actions.shape[0]
+    flat = lambda cells: cells.reshape(num_games, -1)  # noqa: E731
+    game = jnp.arange(num_games)
+    cell, is_flag = ms_env.decode_action(actions, cfg)
+    seen = jnp.where(states.revealed, states.counts, 0).astype(jnp.int32)
+    analysis = solver_lib.exact_analysis(states.revealed, seen, states.mine_count, limits)
+    reveal = ~is_flag & ~flat(states.revealed)[game, cell] & states.first_click_done & ~states.done
+    judged = reveal & analysis.exact
+    probability = flat(analysis.mine_prob)[game, cell]
+    lowest = jnp.min(jnp.where(flat(states.revealed), jnp.inf, flat(analysis.mine_prob)), axis=1)
+    safe_exists = jnp.any(flat(analysis.safe), axis=1)
+    proven_mine = judged & flat(analysis.mines)[game, cell]
+    guessing = judged & ~safe_exists & ~proven_mine
+    worse = guessing & (probability > lowest + WORSE_BY)
+    return ExactMoveKinds(
+        judged=judged,
+        missed_proof=judged & safe_exists & ~flat(analysis.safe)[game, cell] & ~proven_mine,
+        proven_mine=proven_mine,
+        worse_guess=worse,
+        best_guess=guessing & ~worse,
+        excess_risk=jnp.where(worse, probability - lowest, 0.0),
+    )
+
+
+def count_moves_exactly(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig) -> dict[str, jax.Array]:
+    """``count_moves``'s counters and the exact judgement's (int32[B] increments): moves of
+    each ``ExactMoveKinds`` kind, ``excess_risk_ppm`` (excess risk of worse guesses, in
+    millionths), and ``lost_on_<cause>`` for the move that hit a mine, by its kind
+    (``LOSS_CAUSES``; ``unjudged``: a flagged view)."""
+    kinds = judge_exactly(states, actions, cfg)
+    counters = count_moves(states, actions, cfg)
+    num_games = actions.shape[0]
+    cell, is_flag = ms_env.decode_action(actions, cfg)
+    lost = ~is_flag & states.mine_mask.reshape(num_games, -1)[jnp.arange(num_games), cell] & ~states.done
+    lost = lost & states.first_click_done
+    as_int = lambda x: x.astype(jnp.int32)  # noqa: E731
+    counters["exact_judged"] = as_int(kinds.judged)
+    for cause in LOSS_CAUSES[:-1]:
+        counters[f"exact_{cause}"] = as_int(getattr(kinds, cause))
+        counters[f"lost_on_{cause}"] = as_int(lost & getattr(kinds, cause))
+    counters["lost_on_unjudged"] = as_int(lost & ~kinds.judged)
+    counters["excess_risk_ppm"] = jnp.round(kinds.excess_risk * 1e6).astype(jnp.int32)
+    return counters
+
+
+_diagnose_exact_batch = functools.partial(evaluate_lib.play_batch, count_moves=count_moves_exactly)
+
+
+def loss_causes(games: dict[str, np.ndarray]) -> dict[str, float]:
+    """The exact judgement's figures from ``play_and_diagnose(..., exact=True)``'s games.
+
+    Returns:
+      ``exact_<kind>_per_game`` for ``missed_proof``, ``proven_mine``, ``worse_guess`` and
+      ``best_guess``; ``mean_excess_risk`` of a worse guess (nan without any); and
+      ``lost_on_<cause>`` for each of ``LOSS_CAUSES``: the share of all games lost on a
+      move of that kind (they add up to the loss rate, minus games cut off unfinished).
+    """
+    episodes = int(games["exact_judged"].size)
+    total = lambda name: float(np.sum(games[name]))  # noqa: E731
+    figures = {f"exact_{cause}_per_game": total(f"exact_{cause}") / episodes for cause in LOSS_CAUSES[:-1]}
+    figures["mean_excess_risk"] = _ratio(total("excess_risk_ppm") / 1e6, total("exact_worse_guess"))
+    figures.update({f"lost_on_{cause}": total(f"lost_on_{cause}") / episodes for cause in LOSS_CAUSES})
+    return figures
+
+
 def play_and_diagnose(
     agent: Any,
     env_cfg: ms_env.EnvConfig,
@@ -123,12 +229,15 @@ def play_and_diagnose(
     batch_size: int = 1024,
     max_steps: int | None = None,
     on_batch: Callable[[int], None] | None = None,
+    exact: bool = False,
 ) -> dict[str, np.ndarray]:
     """Per-game results (numpy ``[episodes]``): ``evaluate.play_games``'s fields on the same
-    boards, plus the avoidability counters of ``count_moves``; ``on_batch(games)`` after
-    each batch (``evaluate.play_in_batches``)."""
+    boards, plus the avoidability counters of ``count_moves`` (with ``exact``, also those
+    of ``count_moves_exactly``: an exact analysis before every move); ``on_batch(games)``
+    after each batch (``evaluate.play_in_batches``)."""
     return evaluate_lib.play_in_batches(
-        _diagnose_batch, agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch
+        _diagnose_exact_batch if exact else _diagnose_batch, agent, env_cfg, episodes, seed, batch_size,
+        max_steps, on_batch,
     )
 
 
@@ -166,20 +275,25 @@ def diagnose(
     batch_size: int = 1024,
     max_steps: int | None = None,
     on_batch: Callable[[int], None] | None = None,
+    exact: bool = False,
 ) -> dict[str, Any]:
     """``evaluate``'s figures and the avoidability figures of ``episodes`` games.
 
     The games are ``evaluate(agent, env_cfg, episodes, seed)``'s games (same boards, same
     agent keys), played once with the deduction run before every move; ``on_batch(games)``
-    is called after each batch.
+    is called after each batch. With ``exact``, every move is also judged by the exact
+    probabilities (``judge_exactly``; an exact analysis of every position, several times
+    the cost) and the figures say where the games were lost (``loss_causes``).
 
     Returns:
-      ``evaluate.evaluate``'s dict updated with ``avoidability``'s.
+      ``evaluate.evaluate``'s dict updated with ``avoidability``'s (and ``loss_causes``').
     """
-    games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch)
+    games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch, exact)
     figures = evaluate_lib.summarize_games(games)
     figures["reward_components"] = evaluate_lib.reward_components(games, env_cfg)
     figures.update(avoidability(games))
+    if exact:
+        figures.update(loss_causes(games))
     return figures
 
 

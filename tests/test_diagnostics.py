@@ -98,6 +98,41 @@ def test_avoidability_figures_from_counters():
     assert figures["avoidable_guess_rate"] == 2 / 8
 
 
+# ----------------------------------------------------------------------------- exact judgement
+
+judge_exactly = jax.jit(diagnostics.judge_exactly, static_argnums=(2, 3))
+ONE_PASS = diagnostics.solver_lib.ExactLimits(first_states=32, middle_states=0, max_states=32)
+
+
+def judge_exact(state: ms_env.EnvState, cells: list[tuple[int, int]]):
+    """ExactMoveKinds (numpy) of revealing each of ``cells`` in ``state``, one game each."""
+    states = jax.tree.map(lambda x: jnp.stack([x] * len(cells)), state)
+    actions = jnp.array([ms_env.encode_action(r * CFG4.W + c, False, CFG4) for r, c in cells], jnp.int32)
+    return jax.tree.map(np.asarray, judge_exactly(states, actions, CFG4, ONE_PASS))
+
+
+def test_the_exact_judge_names_proven_mines_and_guesses_worse_than_the_minimum():
+    # NOTHING_PROVED: the 1's eight neighbours hold one mine (1/8 each), the other seven
+    # cells two (2/7 each): (2, 2) is a best guess, (0, 3) a worse one by 2/7 - 1/8.
+    kinds = judge_exact(board(NOTHING_PROVED), [(2, 2), (0, 3), (0, 0)])
+    assert kinds.judged.all() and not kinds.missed_proof.any() and not kinds.proven_mine.any()
+    assert kinds.best_guess.tolist() == [True, False, True]  # (0, 0): a best guess, and a mine
+    assert kinds.worse_guess.tolist() == [False, True, False]
+    assert kinds.excess_risk[1] == pytest.approx(2 / 7 - 1 / 8, abs=1e-5)
+    kinds = judge_exact(board(SAFE_CELL_EXISTS), [(0, 0), (0, 1)])
+    assert kinds.proven_mine.tolist() == [True, False]
+    assert not kinds.missed_proof.any() and not kinds.worse_guess.any() and not kinds.best_guess.any()
+
+
+def test_loss_causes_add_up_to_the_losses_of_a_random_player():
+    figures = diagnostics.diagnose(RandomAgent(CFG5), CFG5, episodes=32, seed=1, batch_size=32, exact=True)
+    lost = sum(figures[f"lost_on_{cause}"] for cause in diagnostics.LOSS_CAUSES)
+    assert lost == pytest.approx(1.0 - figures["win_rate"]) and figures["win_rate"] < 0.5
+    # a random player reveals unproved cells while proved ones wait, and loses on them
+    assert figures["exact_missed_proof_per_game"] > 0.5 and figures["lost_on_missed_proof"] > 0.2
+    assert figures["exact_worse_guess_per_game"] > 0 and figures["mean_excess_risk"] > 0
+
+
 # ----------------------------------------------------------------------------- games and CLI
 
 CFG5 = ms_env.EnvConfig(H=5, W=5, mine_count=4)

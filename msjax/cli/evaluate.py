@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the agent averages its network over the board's 8 (square) or 4 symmetries",
     )
     parser.add_argument(
+        "--loss-causes", action="store_true",
+        help="judge every move by the exact probabilities: where the games were lost (a missed proof, a proven "
+        "mine, a guess worse than the exact minimum, a best guess); an exact analysis per move",
+    )
+    parser.add_argument(
         "--batch-size", type=int, metavar="N", help="boards stepped together (default: a tenth of the games, 16 to 1024)"
     )
     parser.add_argument(
@@ -186,7 +191,9 @@ def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argp
         flush=True,
     )
     with runlog.CountProgress(args.episodes, "games", f"{name} on {board}") as progress:
-        figures = diagnostics.diagnose(player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance)
+        figures = diagnostics.diagnose(
+            player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance, exact=args.loss_causes
+        )
     if not (args.calibration_games and agent_lib.has_mine_beliefs(player)):
         return figures
     if not mine_head_trained(player):
