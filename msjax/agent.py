@@ -70,6 +70,13 @@ def is_array_pytree(player: Any) -> bool:
     return bool(leaves) and all(isinstance(x, (jax.Array, np.ndarray)) for x in leaves)
 
 
+PROOF_SOLVERS = {
+    "layers": solver_lib.SolverConfig(),
+    "exact": solver_lib.SolverConfig(probabilities="exact"),
+}
+"""The deduction behind ``Agent.proofs``."""
+
+
 @struct.dataclass
 class Agent:
     """A policy network with the game it plays.
@@ -82,6 +89,11 @@ class Agent:
       symmetric: average the network's outputs over the board's symmetries (8 on a square
         board, 4 otherwise: ``models.apply_network``), at that many times the compute.
       config: the training run's full ``ExperimentConfig``, when loaded from a run (static).
+      proofs: play with proofs (``solver.forced_moves``): ``"layers"``, the rule layers' (1-3);
+        ``"exact"``, the exact analysis' (every cell safe or a mine in all consistent layouts,
+        an analysis per move); ``"off"`` (the default), none. While some hidden cell is proved
+        safe the network chooses among those cells only (no flag), and it never reveals a
+        proved mine: a hybrid player, not the network alone.
     """
 
     params: Any
@@ -90,11 +102,25 @@ class Agent:
     greedy: bool = struct.field(pytree_node=False, default=True)
     config: Any = struct.field(pytree_node=False, default=None)
     symmetric: bool = struct.field(pytree_node=False, default=False)
+    proofs: str = struct.field(pytree_node=False, default="off")
 
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
         """int32[]: the move on one board (``key`` is needed only when sampling)."""
         key = jax.random.key(0) if key is None else key
-        return models.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy, self.symmetric)
+        if self.proofs == "off":
+            return models.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy, self.symmetric)
+        logits, _, _ = self.outputs(state)
+        legal = ms_env.action_mask(state, self.env_cfg)
+        forced = solver_lib.forced_moves(state, self.env_cfg, PROOF_SOLVERS[self.proofs])
+        safe = (forced.safe & ~state.revealed).reshape(-1)
+        num_cells = self.env_cfg.num_cells
+        proved = jnp.concatenate([safe, jnp.zeros(legal.shape[0] - num_cells, bool)])  # reveals of proofs only
+        unproved = legal.at[:num_cells].set(legal[:num_cells] & ~forced.mines.reshape(-1))
+        legal = jnp.where(jnp.any(safe), legal & proved, unproved)
+        logits = models.masked_logits(logits, legal)
+        if self.greedy:
+            return jnp.argmax(logits).astype(jnp.int32)
+        return jax.random.categorical(key, logits).astype(jnp.int32)
 
     def outputs(self, state: ms_env.EnvState) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The network on one board: ``(logits f32[2HW], value f32[], mine_logits f32[H, W])``."""
@@ -134,6 +160,16 @@ class Agent:
     def symmetrised(self) -> "Agent":
         """This agent with its outputs averaged over the board's symmetries (``symmetric``)."""
         return self.replace(symmetric=True)
+
+    def with_proofs(self, proofs: str = "layers") -> "Agent":
+        """This agent playing proofs first (``proofs``: ``"layers"`` or ``"exact"``).
+
+        Raises:
+          ValueError: another ``proofs``.
+        """
+        if proofs not in PROOF_SOLVERS:
+            raise ValueError(f"proofs={proofs!r} must be one of {tuple(PROOF_SOLVERS)}")
+        return self.replace(proofs=proofs)
 
 
 @dataclasses.dataclass(frozen=True)

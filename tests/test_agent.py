@@ -9,6 +9,7 @@ import pytest
 
 from msjax import env as ms_env
 from msjax import models
+from msjax import solver as solver_lib
 from msjax.agent import Agent
 from msjax.checkpoint import load_agent
 from msjax.checkpoint import CheckpointError
@@ -159,3 +160,29 @@ def test_first_click_at_opens_at_the_cell_then_leaves_the_moves_to_the_player():
         assert int(player.act(started, key)) == int(RandomAgent(cfg).act(started, key))
     with pytest.raises(ValueError, match="off the 4x4 board"):
         FirstClickAt(RandomAgent(cfg), (4, 0), cfg).act(fresh, jax.random.key(1))
+
+
+def test_an_agent_with_proofs_plays_a_proved_safe_cell_and_never_a_proved_mine(run_dir):
+    cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
+    agent = load_agent(run_dir).for_board(cfg)
+    states = games_in_play(cfg, moves=2)
+    forced = jax.vmap(lambda s: solver_lib.forced_moves(s, cfg))(states)
+    actions = np.asarray(jax.jit(jax.vmap(agent.with_proofs().act))(states, jax.random.split(jax.random.key(1), NUM_GAMES)))
+    safe = np.asarray(forced.safe & ~states.revealed).reshape(NUM_GAMES, -1)
+    mines = np.asarray(forced.mines).reshape(NUM_GAMES, -1)
+    playing = ~np.asarray(states.done) & np.asarray(states.first_click_done)
+    checked = 0
+    for game in np.flatnonzero(playing):
+        cell = actions[game] % cfg.num_cells
+        assert actions[game] < cfg.num_cells or not safe[game].any()  # a reveal while a proof waits
+        assert not mines[game, cell] or actions[game] >= cfg.num_cells
+        if safe[game].any():
+            assert safe[game, cell]
+            checked += 1
+    assert checked >= 3
+    assert_legal(agent.with_proofs(), states, cfg)
+
+
+def test_proofs_must_be_layers_or_exact(run_dir):
+    with pytest.raises(ValueError, match=r"proofs='bp' must be one of \('layers', 'exact'\)"):
+        load_agent(run_dir).with_proofs("bp")

@@ -309,3 +309,5 @@ def test_the_lookahead_options_are_checked():
         solver.SolverConfig(lookahead_tolerance=0.1)
     with pytest.raises(ValueError, match=r"lookahead_tolerance=1.0 must be in \[0, 1\)"):
         solver.SolverConfig(lookahead_score="survival", lookahead_tolerance=1.0)
+    with pytest.raises(ValueError, match="needs probabilities='exact' and exact_lookahead >= 1"):
+        solver.SolverConfig(probabilities="exact", lookahead_score="survival")

@@ -21,7 +21,7 @@ from test_exact import consistent_layouts, random_positions
 
 from msjax import exact
 from msjax.solver.outcome import click_outcomes
-from msjax.solver.sample import _parents, sample_layouts
+from msjax.solver.sample import state_parents, sample_layouts
 from msjax.solver.types import ExactLimits
 
 BATCH, SAMPLES = 8, 12_500
@@ -168,7 +168,7 @@ def test_a_click_outcome_has_exact_chances_and_views_sampled_by_the_rules(five_b
 def test_each_state_knows_its_parents_and_a_crowded_one_is_flagged():
     # children 0..7 of a table of 4 states (0-3: safe branches, 4-7: mine branches)
     dest = jnp.asarray([0, 1, 0, -1, 0, 2, 0, 0], jnp.int32)
-    parents, is_parent, too_many = (np.asarray(x) for x in _parents(dest, 4))
+    parents, is_parent, too_many = (np.asarray(x) for x in state_parents(dest, 4))
     assert sorted(parents[1][is_parent[1]]) == [1] and sorted(parents[2][is_parent[2]]) == [5]
     assert not is_parent[3].any()
     assert is_parent[0].all() and set(parents[0]) <= {0, 2, 4, 6, 7}  # five parents: four kept ...

@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the agent averages its network over the board's 8 (square) or 4 symmetries",
     )
     parser.add_argument(
+        "--proofs", choices=("layers", "exact"),
+        help="the agent plays proved-safe cells first and never reveals a proved mine (a hybrid): proofs of the "
+        "rule layers, or of the exact analysis",
+    )
+    parser.add_argument(
         "--loss-causes", action="store_true",
         help="judge every move by the exact probabilities: where the games were lost (a missed proof, a proven "
         "mine, a guess worse than the exact minimum, a best guess); an exact analysis per move",
@@ -118,16 +123,20 @@ def _load_player(args: argparse.Namespace):
     from msjax.checkpoint import CheckpointError
 
     try:
-        if args.solver and args.symmetric:
-            raise UsageError("--symmetric averages an agent's network: the solver has none (use --agent RUN)")
+        if args.solver and (args.symmetric or args.proofs):
+            flag = "--symmetric averages" if args.symmetric else "--proofs guides"
+            raise UsageError(f"{flag} an agent's network: the solver has none (use --agent RUN)")
         if args.solver:
             cfg = board_config(args.board, args.safe_first_click)
             return agent_lib.SolverAgent(cfg), cfg, "solver"
         agent = checkpoint_lib.load_agent(args.agent)
         cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
+        agent, name = agent.for_board(cfg), f"agent {args.agent}"
         if args.symmetric:
-            return agent.for_board(cfg).symmetrised(), cfg, f"agent {args.agent} (symmetrised)"
-        return agent.for_board(cfg), cfg, f"agent {args.agent}"
+            agent, name = agent.symmetrised(), f"{name} (symmetrised)"
+        if args.proofs:
+            agent, name = agent.with_proofs(args.proofs), f"{name} (with the {args.proofs} proofs)"
+        return agent, cfg, name
     except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
         raise UsageError(str(error).splitlines()[0]) from error
 

@@ -73,7 +73,7 @@ a mine from another) unless a hash collision left two rows of one state in a tab
 is flagged, never drawn unevenly."""
 
 
-def _parents(dest: jax.Array, num_states: int):
+def state_parents(dest: jax.Array, num_states: int):
     """``(parents int32[S, P], is_parent bool[S, P], too_many bool[S])``: the children
     (indices into ``dest``, int32[2S], -1 where dropped) that went to each row of the next
     table, and the rows with more than ``P = MAX_PARENTS`` of them."""
@@ -107,7 +107,7 @@ def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_sa
         t, row, mines, crowded, key = carry
         t = t - 1
         key, step_key = jax.random.split(key)
-        parents, is_parent, too_many = _parents(forward_view.dests[t].astype(jnp.int32), num_states)
+        parents, is_parent, too_many = state_parents(forward_view.dests[t].astype(jnp.int32), num_states)
         weights = jnp.where(is_parent[row], forward_view.alphas[t][parents[row] % num_states], NEG_INF)  # [N, P]
         child = jnp.take_along_axis(parents[row], _gumbel_pick(step_key, weights)[:, None], axis=1)[:, 0]
         cell = forward_view.cells[t]

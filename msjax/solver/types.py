@@ -175,6 +175,11 @@ class SolverConfig:
                 f"SolverConfig.lookahead_tolerance={self.lookahead_tolerance} needs lookahead_score='survival' "
                 "(the progress score ranks equally safe cells only)"
             )
+        if self.lookahead_score == "survival" and (self.probabilities != "exact" or self.exact_lookahead < 1):
+            raise ValueError(
+                "SolverConfig.lookahead_score='survival' needs probabilities='exact' and exact_lookahead >= 1 "
+                f"(got {self.probabilities!r}, {self.exact_lookahead})"
+            )
         if self.probabilities not in ("bp", "exact"):
             raise ValueError(f"SolverConfig.probabilities={self.probabilities!r} must be 'bp' or 'exact'")
         if self.first_click is not None and (
