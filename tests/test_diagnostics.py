@@ -124,13 +124,17 @@ def test_the_exact_judge_names_proven_mines_and_guesses_worse_than_the_minimum()
     assert not kinds.missed_proof.any() and not kinds.worse_guess.any() and not kinds.best_guess.any()
 
 
-def test_loss_causes_add_up_to_the_losses_of_a_random_player():
-    figures = diagnostics.diagnose(RandomAgent(CFG5), CFG5, episodes=32, seed=1, batch_size=32, exact=True)
-    lost = sum(figures[f"lost_on_{cause}"] for cause in diagnostics.LOSS_CAUSES)
-    assert lost == pytest.approx(1.0 - figures["win_rate"]) and figures["win_rate"] < 0.5
-    # a random player reveals unproved cells while proved ones wait, and loses on them
-    assert figures["exact_missed_proof_per_game"] > 0.5 and figures["lost_on_missed_proof"] > 0.2
-    assert figures["exact_worse_guess_per_game"] > 0 and figures["mean_excess_risk"] > 0
+def test_loss_cause_figures_from_counters():
+    causes = ("missed_proof", "proven_mine", "worse_guess", "best_guess")
+    games = {"exact_judged": np.array([4, 2]), "excess_risk_ppm": np.array([150_000, 50_000])}
+    games.update({f"exact_{cause}": np.array(count) for cause, count in zip(causes, ([1, 0], [0, 1], [1, 1], [2, 0]))})
+    games.update({f"lost_on_{cause}": np.array(lost) for cause, lost in zip(
+        diagnostics.LOSS_CAUSES, ([1, 0], [0, 1], [0, 0], [0, 0], [0, 0]))})
+    figures = diagnostics.loss_causes(games)
+    assert figures["exact_missed_proof_per_game"] == 0.5 and figures["exact_best_guess_per_game"] == 1.0
+    assert figures["mean_excess_risk"] == pytest.approx(0.1)  # 0.2 over two worse guesses
+    assert figures["lost_on_missed_proof"] == figures["lost_on_proven_mine"] == 0.5
+    assert np.isnan(diagnostics.loss_causes({**games, "exact_worse_guess": np.array([0, 0])})["mean_excess_risk"])
 
 
 # ----------------------------------------------------------------------------- games and CLI
