@@ -24,6 +24,8 @@ same analyses as the progress score, so no extra cost). It is David Hill's "seco
 safety" taken exactly, and the one-move form of minesolve's depth-k expectimax. The best
 score wins; near-equal scores (within ``TIES``) fall back to P(progress), then P(zero). A
 candidate with a flagged analysis scores its own safety times the view's best safety.
+No tree-search library: a fixed one-step expectimax over exact chance nodes needs none
+(``mctx``'s stochastic MuZero policy would sample the chance nodes that are exact here).
 """
 
 from __future__ import annotations
