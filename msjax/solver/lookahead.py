@@ -66,8 +66,11 @@ def candidate_cells(
         first = jnp.argmax(same, axis=1)
         keep = keep | ((index[None] == first[:, None, None]) & jnp.any(same, axis=1)[:, None, None])
     rank = jnp.where(keep, hidden_around * (height * width) + index[None], 10 * height * width)
-    first = jnp.zeros(rank.shape) if priority is None else jnp.where(keep, priority, jnp.inf)
-    order = jnp.lexsort((rank.reshape(num_boards, -1), first.reshape(num_boards, -1)), axis=1)[:, :count]
+    if priority is None:  # one sort operand: XLA's CPU sort is several times faster on one
+        order = jnp.argsort(rank.reshape(num_boards, -1), axis=1)[:, :count]
+    else:
+        first = jnp.where(keep, priority, jnp.inf).reshape(num_boards, -1)
+        order = jnp.lexsort((rank.reshape(num_boards, -1), first), axis=1)[:, :count]
     valid = jnp.take_along_axis(keep.reshape(num_boards, -1), order, axis=1)
     return order.astype(jnp.int32), valid
 
