@@ -165,7 +165,7 @@ def test_first_click_at_opens_at_the_cell_then_leaves_the_moves_to_the_player():
 def test_an_agent_with_proofs_plays_a_proved_safe_cell_and_never_a_proved_mine(run_dir):
     cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
     agent = load_agent(run_dir).for_board(cfg)
-    states = games_in_play(cfg, moves=2)
+    states = games_in_play(cfg)  # the square board of the symmetry test: compiled once
     forced = jax.vmap(lambda s: solver_lib.forced_moves(s, cfg))(states)
     actions = np.asarray(jax.jit(jax.vmap(agent.with_proofs().act))(states, jax.random.split(jax.random.key(1), NUM_GAMES)))
     safe = np.asarray(forced.safe & ~states.revealed).reshape(NUM_GAMES, -1)
