@@ -81,10 +81,11 @@ def test_each_cell_is_a_mine_as_often_as_its_exact_probability(five_by_five):
 def test_every_consistent_layout_is_equally_likely(five_by_five):
     views, samples = five_by_five
     checked = 0
-    for (revealed, counts, mines), drawn in zip(views, samples.mines):
+    for (revealed, counts, mines), drawn, log_layouts in zip(views, samples.mines, samples.log_layouts):
         if np.count_nonzero(~revealed) > 16:  # brute force stays quick
             continue
         layouts = consistent_layouts(revealed, counts, mines)
+        assert float(log_layouts) == pytest.approx(np.log(len(layouts)), abs=1e-4)  # the sampler counts them too
         if not 2 <= len(layouts) <= 2_000:
             continue
         index = {layout.tobytes(): i for i, layout in enumerate(layouts)}

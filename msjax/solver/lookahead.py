@@ -75,7 +75,6 @@ def candidate_cells(
     return order.astype(jnp.int32), valid
 
 
-
 class NumberOutcomes(NamedTuple):
     """What revealing each of ``K`` cells of a view can show, exactly: for every number
     ``v``, the view with the cell showing ``v`` is analysed (``exact_analysis``).
@@ -139,6 +138,7 @@ def number_outcomes(
         progress=progress,
         next_safety=jnp.where(won_next[:, None, None], 1.0, next_safety),
     )
+
 
 def lookahead_choice(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,

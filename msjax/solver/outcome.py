@@ -21,7 +21,6 @@ import jax
 import jax.numpy as jnp
 
 from msjax import env
-from msjax.solver.exact import exact_analysis
 from msjax.solver.lookahead import number_outcomes
 from msjax.solver.sample import sample_layouts
 from msjax.solver.types import ExactLimits
@@ -71,13 +70,11 @@ def click_outcomes(
     counts = counts.astype(jnp.int32)
     mine_count = jnp.asarray(mine_count, jnp.int32)
     cell = jnp.asarray(cell, jnp.int32)
-    analysis = exact_analysis(revealed, counts, mine_count, limits)
-    outcomes = number_outcomes(revealed, counts, mine_count, analysis.log_layouts, cell[:, None],
-                               analysis.exact[:, None], limits)
-    exact = analysis.exact & outcomes.known[:, 0]
+    layouts = sample_layouts(key, revealed, counts, mine_count, num_samples, limits)  # counts the layouts too
+    outcomes = number_outcomes(revealed, counts, mine_count, layouts.log_layouts, cell[:, None],
+                               layouts.exact[:, None], limits)
+    exact = layouts.exact & outcomes.known[:, 0]
     chance = jnp.where(exact[:, None], outcomes.chance[:, 0], 0.0)
-
-    layouts = sample_layouts(key, revealed, counts, mine_count, num_samples, limits)
     cfg = env.EnvConfig(H=height, W=width, mine_count=1, guarantee_safe_neighborhood=False)
 
     def play(mines, seen, target):

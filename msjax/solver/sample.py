@@ -45,15 +45,19 @@ class LayoutSamples(NamedTuple):
         fit the view (independent draws); all False where ``exact`` is False.
       exact: bool[B], the view fit the analysis' limits and has a consistent layout.
       inconsistent: bool[B], within the limits, and no layout fits the view.
+      log_layouts: float32[B], the log of the number of layouts that fit the view, as
+        ``exact_analysis`` gives it (the same forward pass; -inf where not ``exact``).
     """
 
     mines: jax.Array
     exact: jax.Array
     inconsistent: jax.Array
+    log_layouts: jax.Array
 
 
 class _Drawn(NamedTuple):
     mines: jax.Array  # bool[B, N, H*W]
+    log_layouts: jax.Array  # -inf: no layout fits
     has_layout: jax.Array
     crowded: jax.Array
     overflow: jax.Array
@@ -90,15 +94,16 @@ def state_parents(dest: jax.Array, num_states: int):
 
 
 def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_samples: int):
-    """(bool[N, H*W], has_layout bool[], crowded bool[]): ``num_samples`` layouts of one
-    view from its forward pass, whether any layout fits it, and whether a walk back met a
-    state with more than ``MAX_PARENTS`` parents."""
+    """(bool[N, H*W], log_layouts float32[], crowded bool[]): ``num_samples`` layouts of one
+    view from its forward pass, the log of its layout count (less the forward pass' shifts;
+    -inf: none fits), and whether a walk back met a state with more than ``MAX_PARENTS``
+    parents."""
     key = jax.random.wrap_key_data(key_data)
     table, planner = forward_view.table, forward_view.planner
     num_cells = revealed.size
     num_states = table.log_ways.shape[0]
     final_key, back_key, off_key = jax.random.split(key, 3)
-    beta, _ = final_weights(table, mine_count, planner.num_off, num_cells)
+    beta, log_reference = final_weights(table, mine_count, planner.num_off, num_cells)
     final = table.log_ways + beta
     row = _gumbel_pick(final_key, jnp.broadcast_to(final, (num_samples, num_states)))
     frontier_mines = table.mines[row]  # int32[N]
@@ -126,7 +131,7 @@ def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_sa
     draws = jnp.where(off[None, :], jax.random.uniform(off_key, (num_samples, num_cells)), 2.0)
     rank = jnp.argsort(jnp.argsort(draws, axis=1), axis=1)  # each off cell's place in a random order
     off_mines = (mine_count - frontier_mines)[:, None]
-    return mines | (off[None, :] & (rank < off_mines)), jnp.any(final > NEG_INF), crowded
+    return mines | (off[None, :] & (rank < off_mines)), jax.nn.logsumexp(final) + log_reference, crowded
 
 
 def _sample_tier(views, keys, steps: int, max_open: int, max_states: int, num_samples: int) -> _Drawn:
@@ -138,10 +143,11 @@ def _sample_tier(views, keys, steps: int, max_open: int, max_states: int, num_sa
     )
     in_axes = Forward(0, 0, 0, 0, 0, 0, 0, None)
     draw = jax.vmap(functools.partial(_draw_one_view, num_samples=num_samples), in_axes=(0, in_axes, 0, 0))
-    mines, has_layout, crowded = draw(keys, per_view, revealed, mine_count)
+    mines, log_layouts, crowded = draw(keys, per_view, revealed, mine_count)
     planner = forward.planner
     beyond = planner.too_wide | (planner.num_cells > steps)
-    return _Drawn(mines, has_layout, crowded, forward.overflow, beyond, planner.impossible)
+    log_layouts = log_layouts + forward.shift_total
+    return _Drawn(mines, log_layouts, jnp.isfinite(log_layouts), crowded, forward.overflow, beyond, planner.impossible)
 
 
 @functools.partial(jax.jit, static_argnames=("num_samples", "limits"))
@@ -178,5 +184,5 @@ def sample_layouts(
     inconsistent = within & (result.impossible | ~result.has_layout)
     exact = within & ~inconsistent
     mines = jnp.where(exact[:, None, None], result.mines, False).reshape(num_boards, num_samples, height, width)
-    return LayoutSamples(mines, exact, inconsistent)
+    return LayoutSamples(mines, exact, inconsistent, jnp.where(exact, result.log_layouts, NEG_INF))
 
