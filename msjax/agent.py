@@ -116,11 +116,7 @@ class Agent:
         num_cells = self.env_cfg.num_cells
         proved = jnp.concatenate([safe, jnp.zeros(legal.shape[0] - num_cells, bool)])  # reveals of proofs only
         unproved = legal.at[:num_cells].set(legal[:num_cells] & ~forced.mines.reshape(-1))
-        legal = jnp.where(jnp.any(safe), legal & proved, unproved)
-        logits = models.masked_logits(logits, legal)
-        if self.greedy:
-            return jnp.argmax(logits).astype(jnp.int32)
-        return jax.random.categorical(key, logits).astype(jnp.int32)
+        return models.choose_action(logits, jnp.where(jnp.any(safe), legal & proved, unproved), key, self.greedy)
 
     def outputs(self, state: ms_env.EnvState) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The network on one board: ``(logits f32[2HW], value f32[], mine_logits f32[H, W])``."""

@@ -330,7 +330,13 @@ def policy_action(
     """
     obs = ms_env.observe(state, env_cfg)[None]
     logits, _, _ = apply_network(params, model_cfg, obs, symmetric)
-    logits = masked_logits(logits[0], ms_env.action_mask(state, env_cfg))
+    return choose_action(logits[0], ms_env.action_mask(state, env_cfg), key, greedy)
+
+
+def choose_action(logits: jax.Array, legal: jax.Array, key: jax.Array, greedy: bool) -> jax.Array:
+    """int32[]: the most likely (``greedy``) or a sampled action among the ``legal`` ones
+    (bool[A]) under the policy ``logits`` (f32[A])."""
+    logits = masked_logits(logits, legal)
     if greedy:
         return jnp.argmax(logits).astype(jnp.int32)
     return jax.random.categorical(key, logits).astype(jnp.int32)
