@@ -84,10 +84,8 @@ def classify_moves(
     num_games = actions.shape[0]
     flat = lambda cells: cells.reshape(num_games, -1)  # noqa: E731
     game = jnp.arange(num_games)
-    cell, is_flag = ms_env.decode_action(actions, cfg)
+    cell, reveal = _reveals(states, actions, cfg)
     forced = solver_lib.batch_forced_moves(states, cfg, deduction)
-    target_hidden = ~flat(states.revealed)[game, cell]
-    reveal = ~is_flag & target_hidden & states.first_click_done & ~states.done
     proved_safe = flat(forced.safe)[game, cell]
     safe_exists = jnp.any(flat(forced.safe & ~states.revealed), axis=1)
     guess = reveal & ~proved_safe
@@ -101,11 +99,23 @@ def classify_moves(
     )
 
 
+def _reveals(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig) -> tuple[jax.Array, jax.Array]:
+    """(cell int32[B], reveal bool[B]): each action's cell, and whether it is a valid reveal
+    after the opening click (a hidden cell, the game not over, not a flag)."""
+    cell, is_flag = ms_env.decode_action(actions, cfg)
+    hidden = ~states.revealed.reshape(actions.shape[0], -1)[jnp.arange(actions.shape[0]), cell]
+    return cell, ~is_flag & hidden & states.first_click_done & ~states.done
+
+
 def count_moves(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig) -> dict[str, jax.Array]:
     """The avoidability counters' increments (int32[B]) for one move of each game:
     ``guesses``, ``forced_guesses``, ``forced_guesses_survived``, ``avoidable_guesses``,
     ``avoidable_mistakes`` and ``reveals_with_safe_available``."""
-    kinds = classify_moves(states, actions, cfg)
+    return _move_counts(classify_moves(states, actions, cfg))
+
+
+def _move_counts(kinds: MoveKinds) -> dict[str, jax.Array]:
+    """``count_moves``' counters of the classified moves."""
     as_int = lambda x: x.astype(jnp.int32)  # noqa: E731
     return {
         "guesses": as_int(kinds.guess),
@@ -159,10 +169,9 @@ def judge_exactly(
     num_games = actions.shape[0]
     flat = lambda cells: cells.reshape(num_games, -1)  # noqa: E731
     game = jnp.arange(num_games)
-    cell, is_flag = ms_env.decode_action(actions, cfg)
+    cell, reveal = _reveals(states, actions, cfg)
     seen = jnp.where(states.revealed, states.counts, 0).astype(jnp.int32)
     analysis = solver_lib.exact_analysis(states.revealed, seen, states.mine_count, limits)
-    reveal = ~is_flag & ~flat(states.revealed)[game, cell] & states.first_click_done & ~states.done
     judged = reveal & analysis.exact
     probability = flat(analysis.mine_prob)[game, cell]
     lowest = jnp.min(jnp.where(flat(states.revealed), jnp.inf, flat(analysis.mine_prob)), axis=1)
@@ -186,11 +195,8 @@ def count_moves_exactly(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env
     millionths), and ``lost_on_<cause>`` for the move that hit a mine, by its kind
     (``LOSS_CAUSES``; ``unjudged``: a flagged view)."""
     kinds = judge_exactly(states, actions, cfg)
-    counters = count_moves(states, actions, cfg)
-    num_games = actions.shape[0]
-    cell, is_flag = ms_env.decode_action(actions, cfg)
-    lost = ~is_flag & states.mine_mask.reshape(num_games, -1)[jnp.arange(num_games), cell] & ~states.done
-    lost = lost & states.first_click_done
+    moves = classify_moves(states, actions, cfg)
+    counters, lost = _move_counts(moves), moves.hit
     as_int = lambda x: x.astype(jnp.int32)  # noqa: E731
     counters["exact_judged"] = as_int(kinds.judged)
     for cause in LOSS_CAUSES[:-1]:
