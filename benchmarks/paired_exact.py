@@ -10,7 +10,12 @@ the device. Most games end alike; the table gives the games each player won alon
 paired difference of the win rates with its 95% interval (normal approximation on the
 per-board differences), far narrower than the two separate intervals.
 
+``--baseline FIELD=VALUE,...`` puts a second JAX solver (those ``SolverConfig`` fields) in the
+host player's place, to measure what one option is worth on the same boards:
+
     python benchmarks/paired_exact.py --board expert --games 4096 --workers 2 --solver exact_lookahead=6
+    python benchmarks/paired_exact.py --board beginner --games 20000 --batch 1024 \
+        --solver exact_lookahead=6,endgame_layouts=8 --baseline exact_lookahead=6
 """
 
 from __future__ import annotations
@@ -103,20 +108,30 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
     return np.concatenate(wins), compile_s
 
 
-def paired_row(host: np.ndarray, device: np.ndarray) -> dict:
-    """Win rates, discordant games and the paired difference (device - host) with its 95% interval."""
+def paired_row(baseline: np.ndarray, device: np.ndarray) -> dict:
+    """Win rates, discordant games and the paired difference (device - baseline) with its 95% interval."""
     from msjax.stats import wilson_interval
 
-    games = len(host)
-    difference = device.astype(float) - host.astype(float)
+    games = len(baseline)
+    difference = device.astype(float) - baseline.astype(float)
     half = 1.959964 * difference.std(ddof=1) / np.sqrt(games) if games > 1 else float("nan")
-    row = {"games": games, "host_win_rate": float(host.mean()), "device_win_rate": float(device.mean())}
-    row["host_ci"], row["device_ci"] = wilson_interval(int(host.sum()), games), wilson_interval(int(device.sum()), games)
-    row.update(both=int(np.sum(host & device)), host_only=int(np.sum(host & ~device)),
-               device_only=int(np.sum(~host & device)), neither=int(np.sum(~host & ~device)))
+    row = {"games": games, "baseline_win_rate": float(baseline.mean()), "device_win_rate": float(device.mean())}
+    row["baseline_ci"] = wilson_interval(int(baseline.sum()), games)
+    row["device_ci"] = wilson_interval(int(device.sum()), games)
+    row.update(both=int(np.sum(baseline & device)), baseline_only=int(np.sum(baseline & ~device)),
+               device_only=int(np.sum(~baseline & device)), neither=int(np.sum(~baseline & ~device)))
     row["difference"] = float(difference.mean())
     row["difference_ci"] = (row["difference"] - half, row["difference"] + half)
     return row
+
+
+def solver_fields(text: str) -> dict:
+    """``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}`` (values read as Python literals)."""
+    fields = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        fields[name.strip()] = ast.literal_eval(value.strip())
+    return fields
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,33 +143,38 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=1024, help="boards per device call")
     parser.add_argument("--solver", default="exact_lookahead=6", metavar="FIELD=VALUE,...",
                         help="SolverConfig fields of the JAX player (probabilities='exact' always)")
+    parser.add_argument("--baseline", default="host", metavar="host|FIELD=VALUE,...",
+                        help="msjax.exact's player on the host (default), or a second JAX solver with these fields")
     args = parser.parse_args(argv)
     if args.games < 2 or args.workers < 1 or args.batch < 1:
         parser.error("--games must be >= 2, --workers and --batch >= 1")
-    solver_options = {}
-    for item in filter(None, args.solver.split(",")):
-        name, _, value = item.partition("=")
-        solver_options[name.strip()] = ast.literal_eval(value.strip())
+    solver_options = solver_fields(args.solver)
     import jax
 
     height, width, mines = STANDARD_BOARDS[args.board]
     layouts = draw_layouts(height, width, mines, args.games, args.seed)
     began = time.perf_counter()
-    host = host_wins(layouts, args.workers)
-    host_s = time.perf_counter() - began
+    baseline_compile_s = 0.0
+    if args.baseline == "host":
+        baseline = host_wins(layouts, args.workers)
+    else:
+        baseline, baseline_compile_s = device_wins(layouts, solver_fields(args.baseline), args.batch)
+    baseline_s = time.perf_counter() - began - baseline_compile_s
     began = time.perf_counter()
     device, compile_s = device_wins(layouts, solver_options, args.batch)
     device_s = time.perf_counter() - began - compile_s
     row = {"bench": "paired_exact", "board": f"{height}x{width}x{mines}", "seed": args.seed,
-           "solver": args.solver, **paired_row(host, device), "host_games_per_s": args.games / host_s,
-           "device_games_per_s": args.games / device_s, "compile_s": compile_s, "batch": args.batch,
-           "workers": args.workers, "device": f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"}
+           "solver": args.solver, "baseline": args.baseline, **paired_row(baseline, device),
+           "baseline_games_per_s": args.games / baseline_s, "device_games_per_s": args.games / device_s,
+           "compile_s": compile_s, "batch": args.batch, "workers": args.workers,
+           "device": f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"}
     pct = lambda x: f"{100 * x:.2f}"
-    print(f"{'board':10} {'games':>6} {'host %':>7} {'JAX %':>7} {'host only':>9} {'JAX only':>8} "
-          f"{'JAX - host':>10} {'95% CI':>16}")
+    name = "host" if args.baseline == "host" else "base"
+    print(f"{'board':10} {'games':>6} {name + ' %':>7} {'JAX %':>7} {name + ' only':>9} {'JAX only':>8} "
+          f"{'JAX - ' + name:>10} {'95% CI':>16}")
     low, high = row["difference_ci"]
-    print(f"{row['board']:10} {args.games:>6} {pct(row['host_win_rate']):>7} {pct(row['device_win_rate']):>7} "
-          f"{row['host_only']:>9} {row['device_only']:>8} {pct(row['difference']):>10} [{pct(low)}, {pct(high)}]")
+    print(f"{row['board']:10} {args.games:>6} {pct(row['baseline_win_rate']):>7} {pct(row['device_win_rate']):>7} "
+          f"{row['baseline_only']:>9} {row['device_only']:>8} {pct(row['difference']):>10} [{pct(low)}, {pct(high)}]")
     print(json.dumps(row))
 
 

@@ -160,6 +160,7 @@ def test_probabilities_are_in_range_sum_to_the_mines_and_prove_what_the_referenc
 # ----------------------------------------------------------------------------- the solver on them
 
 EXACT_SOLVER = solver.SolverConfig(probabilities="exact", exact_limits=ONE_PASS)
+ENDGAME_SOLVER = dataclasses.replace(EXACT_SOLVER, endgame_layouts=8)  # its games below and test_solver_endgame.py
 
 
 def test_the_exact_solver_proves_and_rates_what_only_the_mine_count_settles():
@@ -184,6 +185,7 @@ ONLY_THE_COUNT = """
 
 
 def test_the_exact_solver_plays_the_counts_proof_wins_more_than_random_and_moves_legally():
+    # with the exhaustive endgame on (test_solver_endgame.py checks its choices)
     cfg = env.EnvConfig(H=5, W=5, mine_count=4)
     drawn = jax.tree.map(lambda x: x[None], position(ONLY_THE_COUNT, cfg))
     fresh = env.batch_reset(jax.random.key(3), cfg, BATCH - 1)
@@ -191,7 +193,7 @@ def test_the_exact_solver_plays_the_counts_proof_wins_more_than_random_and_moves
     memory = solver.empty_memory(states)
     wins = games = 0
     for move in range(60):
-        actions, layers, memory = solver.batch_solver_play(states, jax.random.split(jax.random.key(move), BATCH), memory, cfg, EXACT_SOLVER)
+        actions, layers, memory = solver.batch_solver_play(states, jax.random.split(jax.random.key(move), BATCH), memory, cfg, ENDGAME_SOLVER)
         if move == 0:  # the drawn game: the count's proof is remembered, and played first
             assert bool(memory.safe[0, 2, 4]) and int(memory.layer[0, 2, 4]) == 3
             assert int(actions[0]) == 2 * 5 + 4 and int(layers[0]) == 3

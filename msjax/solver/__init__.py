@@ -33,13 +33,16 @@ The four layers follow seed 001's hybrid solver, done with whole-board array ops
    (``exact``: a transfer-matrix DP along the frontier, for a batch of views at once),
    every cell they prove is played (as layer 3), and ``exact_lookahead`` breaks ties by an
    exact one-move lookahead (``lookahead``), as ``msjax.exact``'s player does, or (its
-   ``"survival"`` score) by the chance to survive this guess and the next.
+   ``"survival"`` score) by the chance to survive this guess and the next; with
+   ``endgame_layouts``, a view that few layouts fit is played by the exhaustive endgame
+   (``endgame``: the most likely win over the whole remaining game tree).
 
 Modules, in the order data flows: ``types`` (config, proved cells, view), ``grid`` (the
 cell-major array plumbing), ``layers`` (one pass of each deduction layer), ``deduce`` (the
 fixpoint loops: ``forced_moves``), ``frontier`` and ``exact`` (exact probabilities:
 ``exact_analysis``), ``sample`` (uniform layouts that fit a view: ``sample_layouts``),
-``lookahead``, ``outcome`` (what a click leads to: ``click_outcomes``), ``beliefs`` (layer 4: ``mine_probabilities``),
+``lookahead``, ``outcome`` (what a click leads to: ``click_outcomes``), ``endgame``
+(the exhaustive endgame: ``solve_endgame``), ``beliefs`` (layer 4: ``mine_probabilities``),
 ``policy`` (the move on one game: ``solver_action``), ``batch`` (whole batches, with a
 memory of proofs: ``batch_solver_play``), ``record`` (a recorded game on the host:
 ``record_game``).
@@ -56,6 +59,7 @@ legacy ones (``jax.random.PRNGKey``), with the same moves for the same seed.
 from msjax.solver.batch import SolverMemory, batch_solver_action, batch_solver_play, empty_memory
 from msjax.solver.beliefs import mine_probabilities
 from msjax.solver.deduce import batch_forced_moves, forced_moves
+from msjax.solver.endgame import Endgame, solve_endgame
 from msjax.solver.exact import ExactAnalysis, exact_analysis
 from msjax.solver.lookahead import lookahead_choice
 from msjax.solver.outcome import ClickOutcomes, click_outcomes
@@ -67,6 +71,7 @@ from msjax.solver.types import GUESS_LAYER, NO_LAYER, ExactLimits, Forced, Solve
 __all__ = [
     "ActionRecord",
     "ClickOutcomes",
+    "Endgame",
     "ExactAnalysis",
     "ExactLimits",
     "Forced",
@@ -90,6 +95,7 @@ __all__ = [
     "mine_probabilities",
     "record_game",
     "sample_layouts",
+    "solve_endgame",
     "solver_action",
     "typed_key",
 ]

@@ -62,6 +62,7 @@ class ExactLimits:
         return self.max_frontier or default_max_frontier(height, width)
 
 
+MAX_ENDGAME_LAYOUTS = 16  # the endgame's sets of layouts are int32 bitmasks
 EXACT_TIES = 2e-6  # float32 rounding between equal exact probabilities reached by different sums
 
 
@@ -123,6 +124,10 @@ class SolverConfig:
       lookahead_tolerance: with ``"survival"``, the candidates are the cells whose chance
         of being safe is at least ``1 - lookahead_tolerance`` times the best one's (0: the
         safest cells only); must be 0 with ``"progress"``.
+      endgame_layouts: with exact probabilities, a guess in a view that at most this many
+        layouts fit (2..16) is the exhaustive endgame's click (``msjax.solver.endgame``:
+        the highest chance of winning over the whole remaining game tree) instead of the
+        lookahead's; 0 (the default) turns it off. Cost grows as ``2^endgame_layouts``.
 
     Raises:
       ValueError: a field out of its range.
@@ -144,6 +149,7 @@ class SolverConfig:
     exact_lookahead: int = 0
     lookahead_score: str = "progress"
     lookahead_tolerance: float = 0.0
+    endgame_layouts: int = 0
 
     def __post_init__(self):
         if self.max_layer not in (1, 2, 3, 4):
@@ -182,6 +188,15 @@ class SolverConfig:
             )
         if self.probabilities not in ("bp", "exact"):
             raise ValueError(f"SolverConfig.probabilities={self.probabilities!r} must be 'bp' or 'exact'")
+        if self.endgame_layouts and not 2 <= self.endgame_layouts <= MAX_ENDGAME_LAYOUTS:
+            raise ValueError(
+                f"SolverConfig.endgame_layouts={self.endgame_layouts} must be 0 (off) or in [2, {MAX_ENDGAME_LAYOUTS}]"
+            )
+        if self.endgame_layouts and self.probabilities != "exact":
+            raise ValueError(
+                f"SolverConfig.endgame_layouts={self.endgame_layouts} needs probabilities='exact' "
+                f"(got {self.probabilities!r})"
+            )
         if self.first_click is not None and (
             len(self.first_click) != 2 or min(self.first_click) < 0
         ):

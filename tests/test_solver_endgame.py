@@ -1,0 +1,201 @@
+"""The exhaustive endgame (msjax.solver.endgame) against a brute-force minimax written here:
+the game played out click by click, cascades and all, over every layout that fits the view.
+
+One compiled ``solve_endgame`` (5x5 boards, 4 mines, 16 views, up to 8 layouts, one pass of
+the analysis) serves the endgame's checks; the solver's is the program
+``test_solver_exact.py`` compiles for its games (the same board, batch and config).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_exact import consistent_layouts
+from test_solver_exact import BATCH as GAMES
+from test_solver_exact import ENDGAME_SOLVER
+
+from msjax import env, exact, solver
+from msjax.solver.endgame import distinct_layouts, solve_endgame, win_values
+from msjax.solver.types import SolverConfig
+
+HEIGHT, WIDTH, MINES, MAX_LAYOUTS = 5, 5, 4, ENDGAME_SOLVER.endgame_layouts
+LIMITS = ENDGAME_SOLVER.exact_limits
+
+
+def neighbour_cells(cell: int) -> list[int]:
+    row, col = divmod(cell, WIDTH)
+    return [r * WIDTH + c for r in range(row - 1, row + 2) for c in range(col - 1, col + 2)
+            if (r, c) != (row, col) and 0 <= r < HEIGHT and 0 <= c < WIDTH]
+
+
+def click(layout: tuple[bool, ...], revealed: frozenset, cell: int) -> frozenset:
+    """The revealed cells after clicking safe ``cell`` of ``layout``, the cascade opened."""
+    opened, todo = set(revealed), [cell]
+    while todo:
+        here = todo.pop()
+        if here in opened:
+            continue
+        opened.add(here)
+        if not any(layout[n] for n in neighbour_cells(here)):
+            todo += neighbour_cells(here)
+    return frozenset(opened)
+
+
+def minimax(layouts: list[tuple[bool, ...]], revealed: frozenset) -> tuple[float, dict[int, float]]:
+    """(the best chance to win, the chance after clicking each hidden cell first): every
+    click played on every layout, the layouts grouped by what the player then sees."""
+
+    @functools.lru_cache(maxsize=None)
+    def value(group: frozenset, seen: frozenset) -> float:
+        if len(group) == 1:  # the layout is known: every safe cell is then proved
+            return 1.0
+        return max(after(group, seen, cell) for cell in range(HEIGHT * WIDTH) if cell not in seen)
+
+    @functools.lru_cache(maxsize=None)
+    def after(group: frozenset, seen: frozenset, cell: int) -> float:
+        views: dict[tuple, list] = {}
+        for layout in group:
+            if layout[cell]:
+                continue
+            opened = click(layout, seen, cell)
+            shown = tuple(sorted((c, sum(layout[n] for n in neighbour_cells(c))) for c in opened))
+            views.setdefault(shown, []).append(layout)
+        return sum(len(g) * value(frozenset(g), frozenset(c for c, _ in shown)) for shown, g in views.items()) / len(group)
+
+    group = frozenset(layouts)
+    return value(group, revealed), {c: after(group, revealed, c) for c in range(HEIGHT * WIDTH) if c not in revealed}
+
+
+def endgame_views() -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """16 views of 5x5 games with 4 mines: 14 with 2..8 layouts (the first ``GAMES`` with
+    nothing proved safe), one with more than 8 layouts, one inconsistent."""
+    rng = np.random.default_rng(3)
+    views = []
+    while len(views) < 14:
+        board = exact.Board(HEIGHT, WIDTH, MINES, False, rng)
+        board.reveal(int(rng.integers(HEIGHT * WIDTH)))
+        for _ in range(int(rng.integers(0, 4))):
+            safe_hidden = np.flatnonzero(~board.revealed.reshape(-1) & ~board.mine_mask.reshape(-1))
+            if board.lost or len(safe_hidden) == 0:
+                break
+            board.reveal(int(rng.choice(safe_hidden)))
+        if board.lost or board.won or np.count_nonzero(~board.revealed) > 12:
+            continue
+        counts = np.where(board.revealed, board.counts, 0)
+        layouts = consistent_layouts(board.revealed, counts, MINES)
+        unproved = (layouts.any(axis=0) | board.revealed.reshape(-1)).all()  # no cell safe in all
+        if 2 <= len(layouts) <= MAX_LAYOUTS and (unproved or len(views) >= GAMES):
+            views.append((board.revealed.copy(), counts, MINES))
+    many = np.zeros((HEIGHT, WIDTH), bool)
+    many[0, 0] = True  # a corner 0: the 4 mines on the other 21 cells, 5,985 layouts
+    broken = many.copy()
+    views.append((many, np.zeros((HEIGHT, WIDTH), np.int32), MINES))
+    broken_counts = np.zeros((HEIGHT, WIDTH), np.int32)
+    broken_counts[0, 0] = 4  # a corner cannot see 4 mines
+    views.append((broken, broken_counts, MINES))
+    return views
+
+
+def solve(views, key: int = 0):
+    result = solve_endgame(
+        jax.random.key(key), jnp.asarray(np.stack([v[0] for v in views])),
+        jnp.asarray(np.stack([v[1] for v in views])), jnp.asarray([v[2] for v in views], jnp.int32),
+        max_layouts=MAX_LAYOUTS, limits=LIMITS,
+    )
+    return jax.tree.map(np.asarray, result)
+
+
+@pytest.fixture(scope="module")
+def solved():
+    views = endgame_views()
+    return views, solve(views), solve(views, key=1)
+
+
+def test_endgame_equals_brute_force_minimax(solved):
+    views, result, _ = solved
+    for i, (revealed, counts, mines) in enumerate(views[:14]):
+        layouts = [tuple(layout) for layout in consistent_layouts(revealed, counts, mines)]
+        best, by_cell = minimax(layouts, frozenset(np.flatnonzero(revealed.reshape(-1)).tolist()))
+        assert result.solved[i] and result.num_layouts[i] == len(layouts)
+        np.testing.assert_allclose(result.win[i], best, atol=1e-6)
+        np.testing.assert_allclose(by_cell[int(result.cell[i])], best, atol=1e-6)  # an optimal click
+        cell_win = result.cell_win[i].reshape(-1)
+        for cell, chance in by_cell.items():  # every click that tells something, valued exactly
+            if cell_win[cell] >= 0:
+                np.testing.assert_allclose(cell_win[cell], chance, atol=1e-6)
+    assert min(result.win[:14]) < 1.0  # some views are lost with some chance even when played best
+
+
+def test_endgame_flags_views_it_cannot_solve(solved):
+    _, result, _ = solved
+    many, broken = 14, 15
+    assert not result.solved[many] and result.num_layouts[many] > MAX_LAYOUTS
+    assert not result.solved[broken] and result.cell[broken] == -1 and np.isfinite(result.win).all()
+    assert (result.cell_win[[many, broken]] == -1).all()
+
+
+def test_endgame_does_not_depend_on_the_draws(solved):
+    _, first, second = solved
+    np.testing.assert_array_equal(first.cell, second.cell)
+    np.testing.assert_allclose(first.win, second.win, atol=1e-6)
+
+
+def test_win_values_of_a_fifty_fifty_and_a_known_layout():
+    # two layouts, one cell each a mine in one of them: clicking either wins half the time
+    classes = jnp.asarray([[0b10, 0, 0, 0, 0, 0, 0, 0, 0], [0b01, 0, 0, 0, 0, 0, 0, 0, 0]], jnp.int32)
+    np.testing.assert_allclose(np.asarray(win_values(classes, 2)), [0.0, 1.0, 1.0, 0.5])
+    # a safe cell showing 1 in layout 0 and 2 in layout 1 tells them apart for free
+    free = jnp.asarray([[0, 0b01, 0b10, 0, 0, 0, 0, 0, 0]], jnp.int32)
+    assert float(win_values(free, 2)[0b11]) == 1.0
+
+
+def test_distinct_layouts_keeps_each_layout_once():
+    mines = jnp.asarray([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1], [0, 1, 0]], bool)
+    layouts, count = distinct_layouts(mines, 4)
+    assert int(count) == 3
+    kept = {tuple(row) for row in np.asarray(layouts)[:3].astype(int).tolist()}
+    assert kept == {(1, 0, 0), (0, 1, 0), (0, 0, 1)} and not np.asarray(layouts)[3].any()
+
+
+def test_endgame_layouts_is_checked():
+    with pytest.raises(ValueError, match="endgame_layouts=17 must be 0"):
+        SolverConfig(probabilities="exact", endgame_layouts=17)
+    with pytest.raises(ValueError, match="endgame_layouts=8 needs probabilities='exact'"):
+        SolverConfig(endgame_layouts=8)
+    with pytest.raises(ValueError, match="max_layouts=1 must be in"):
+        solve_endgame(jax.random.key(0), jnp.zeros((1, 2, 2), bool), jnp.zeros((1, 2, 2), jnp.int32),
+                      jnp.ones(1, jnp.int32), max_layouts=1)
+
+
+def test_the_solver_plays_the_endgame(solved):
+    # with endgame_layouts the solver's guess is the endgame's click: an optimal one of the
+    # brute-force minimax (without it, the lookahead ranks equally safe cells by progress)
+    views, result, _ = solved
+    cfg = env.EnvConfig(H=HEIGHT, W=WIDTH, mine_count=MINES)
+    games = views[:GAMES]  # nothing proved safe in them
+    layouts = [consistent_layouts(r, c, m) for r, c, m in games]
+
+    def state_of(mines, revealed):
+        return env.from_mines(mines, cfg).replace(revealed=revealed)
+
+    def states(which):  # the views of ``games`` over one of their layouts
+        mines = np.stack([options[which].reshape(HEIGHT, WIDTH) for options in layouts])
+        return jax.vmap(state_of)(jnp.asarray(mines), jnp.asarray(np.stack([r for r, _, _ in games])))
+
+    def play(which):
+        state = states(which)
+        keys = jax.random.split(jax.random.key(0), GAMES)
+        return solver.batch_solver_play(state, keys, solver.empty_memory(state), cfg, ENDGAME_SOLVER)[:2]
+
+    actions, layer = play(0)
+    assert (np.asarray(layer) == 4).all()
+    np.testing.assert_array_equal(np.asarray(actions), result.cell[:GAMES])
+    # it reads only the view: other mines under the same views, the same clicks
+    np.testing.assert_array_equal(np.asarray(play(-1)[0]), np.asarray(actions))
+    for (revealed, _, _), options, action in zip(games, layouts, np.asarray(actions)):
+        best, by_cell = minimax([tuple(o) for o in options], frozenset(np.flatnonzero(revealed.reshape(-1)).tolist()))
+        assert by_cell[int(action)] == pytest.approx(best, abs=1e-6)
