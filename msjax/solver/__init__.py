@@ -39,8 +39,8 @@ The four layers follow seed 001's hybrid solver, done with whole-board array ops
 
 Modules, in the order data flows: ``types`` (config, proved cells, view), ``grid`` (the
 cell-major array plumbing), ``layers`` (one pass of each deduction layer), ``deduce`` (the
-fixpoint loops: ``forced_moves``), ``frontier`` and ``exact`` (exact probabilities:
-``exact_analysis``), ``sample`` (uniform layouts that fit a view: ``sample_layouts``),
+fixpoint loops: ``forced_moves``), ``frontier``, ``forward`` and ``exact`` (exact
+probabilities: ``exact_analysis``), ``sample`` (uniform layouts that fit a view: ``sample_layouts``),
 ``lookahead``, ``outcome`` (what a click leads to: ``click_outcomes``), ``endgame``
 (the exhaustive endgame: ``solve_endgame``), ``beliefs`` (layer 4: ``mine_probabilities``),
 ``policy`` (the move on one game: ``solver_action``), ``batch`` (whole batches, with a

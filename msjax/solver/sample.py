@@ -32,7 +32,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from msjax.solver.exact import NEG_INF, Forward, final_weights, forward_pass
+from msjax.solver.forward import NEG_INF, Forward, final_weights, forward_pass
 from msjax.solver.grid import in_chunks
 from msjax.solver.types import ExactLimits
 
@@ -73,7 +73,7 @@ def _gumbel_pick(key: jax.Array, log_weights: jax.Array) -> jax.Array:
 MAX_PARENTS = 4
 """Parents kept per state in the walk back. A state has at most two (its cell safe from one,
 a mine from another) unless a hash collision left two rows of one state in a table
-(``msjax.solver.exact._merge``): then a view whose samples pass through a state with more
+(``msjax.solver.forward``'s merge): then a view whose samples pass through a state with more
 is flagged, never drawn unevenly."""
 
 
