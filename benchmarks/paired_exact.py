@@ -21,15 +21,18 @@ host player's place, to measure what one option is worth on the same boards:
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import multiprocessing
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from msjax.env import STANDARD_BOARDS
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.solver_winrate import solver_fields  # noqa: E402
+from msjax.env import STANDARD_BOARDS  # noqa: E402
 
 
 def draw_layouts(height: int, width: int, mines: int, games: int, seed: int) -> np.ndarray:
@@ -123,15 +126,6 @@ def paired_row(baseline: np.ndarray, device: np.ndarray) -> dict:
     row["difference"] = float(difference.mean())
     row["difference_ci"] = (row["difference"] - half, row["difference"] + half)
     return row
-
-
-def solver_fields(text: str) -> dict:
-    """``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}`` (values read as Python literals)."""
-    fields = {}
-    for item in filter(None, text.split(",")):
-        name, _, value = item.partition("=")
-        fields[name.strip()] = ast.literal_eval(value.strip())
-    return fields
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -52,6 +52,15 @@ DEFAULT_GAMES = {"beginner": 20_000, "intermediate": 5_000, "expert": 5_000}
 QUICK_GAMES = {"exact": 200, "jax": 1_024, "jax-exact": 512, "layer1": 1_024, "random": 1_024}
 
 
+def solver_fields(text: str) -> dict:
+    """``--solver``'s ``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}`` (values read as Python literals)."""
+    fields = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        fields[name.strip()] = ast.literal_eval(value.strip())
+    return fields
+
+
 def make_row(player: str, board: str, rule: str, result: dict) -> dict:
     """One table row (a JSON line) from a player's result: win rate with its 95% interval."""
     from msjax.stats import wilson_interval
@@ -246,10 +255,7 @@ def main(argv: list[str] | None = None) -> None:
             raise ValueError(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")
 
     first_click = tuple(int(x) for x in args.first_click.split(",")) if args.first_click else None
-    solver_options = {}
-    for item in filter(None, args.solver.split(",")):
-        name, _, value = item.partition("=")
-        solver_options[name.strip()] = ast.literal_eval(value.strip())
+    solver_options = solver_fields(args.solver)
     rows = []
     header = f"{'player':8} {'board':13} {'rule':8} {'games':>7} {'win %':>7} {'95% CI':>15} {'games/s':>9} {'PSEQ %':>7}"
     print(header)

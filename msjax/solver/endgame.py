@@ -151,7 +151,7 @@ def _click_values(mask: jax.Array, classes: jax.Array, values: jax.Array) -> jax
     children = mask[..., None, None] & classes  # [..., C, 9]
     sizes = jax.lax.population_count(children)
     mine_or_split = ~jnp.any(children == mask[..., None, None], axis=-1)
-    total = jnp.sum(sizes * values[jnp.minimum(children, values.shape[0] - 1)], axis=-1)
+    total = jnp.sum(sizes * values[children], axis=-1)  # children < 2^L: classes hold only layout bits
     chance = total / jnp.maximum(jax.lax.population_count(mask), 1)[..., None]
     return jnp.where(mine_or_split, chance, -1.0)
 

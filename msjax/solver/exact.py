@@ -60,7 +60,7 @@ import jax
 import jax.numpy as jnp
 
 from msjax.solver.forward import NEG_INF, Table, final_weights, forward_pass, normalised
-from msjax.solver.grid import in_chunks
+from msjax.solver.grid import in_chunks, to_boards
 from msjax.solver.types import ExactLimits, Forced, View
 
 
@@ -246,7 +246,6 @@ def exact_on_cells(view: View, limits: ExactLimits) -> tuple[Forced, jax.Array, 
       and float32[*b].
     """
     batch_shape = view.mine_count.shape
-    to_boards = lambda x: jnp.moveaxis(x.reshape(x.shape[:2] + (-1,)), -1, 0)
     analysis = exact_analysis(
         to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), limits
     )

@@ -67,6 +67,11 @@ def in_chunks(need: jax.Array, chunk_size: int, fn, inputs, outputs, axis: int =
     return outputs
 
 
+def to_boards(cells: jax.Array) -> jax.Array:
+    """[H, W, *b] -> [B, H, W]: board-major, the games' axes flattened into one."""
+    return jnp.moveaxis(cells.reshape(cells.shape[:2] + (-1,)), -1, 0)
+
+
 def on_cells(game_values: jax.Array) -> jax.Array:
     """[*b] -> [1, 1, *b]: a per-game value broadcast against cells."""
     return game_values[None, None]

@@ -24,7 +24,9 @@ from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce, with_exact_proofs
 from msjax.solver.endgame import endgame_chunk, solve_endgame
-from msjax.solver.grid import any_cell, at_cell, best_cell, flat_cells, in_chunks, neighbours, on_cells, player_view
+from msjax.solver.grid import (
+    any_cell, at_cell, best_cell, flat_cells, in_chunks, neighbours, on_cells, player_view, to_boards,
+)
 from msjax.solver.layers import constraints_of
 from msjax.solver.lookahead import lookahead_choice
 from msjax.solver.types import EXACT_TIES, GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
@@ -134,11 +136,6 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
     return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
 
 
-def _to_boards(cells: jax.Array) -> jax.Array:
-    """[H, W, *b] -> [B, H, W] (board-major, the batch flattened)."""
-    return jnp.moveaxis(cells.reshape(cells.shape[:2] + (-1,)), -1, 0)
-
-
 def _endgame_cell(view: View, near_end, cell, keys, solver_cfg: SolverConfig) -> jax.Array:
     """int32[*b]: the exhaustive endgame's click (``msjax.solver.endgame``) in the games
     where ``near_end`` (bool[*b]) and the endgame solves the view; ``cell`` elsewhere."""
@@ -150,7 +147,7 @@ def _endgame_cell(view: View, near_end, cell, keys, solver_cfg: SolverConfig) ->
         endgame = solve_endgame(key, *board_view, max_layouts=layouts, limits=solver_cfg.exact_limits)
         return jnp.where(endgame.solved, endgame.cell, -1)
 
-    board_view = (_to_boards(view.revealed), _to_boards(view.counts), view.mine_count.reshape(-1))
+    board_view = (to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1))
     chosen = in_chunks(near_end.reshape(-1), endgame_chunk(near_end.size, layouts), solve, board_view,
                        jnp.full(near_end.size, -1, jnp.int32), axis=0)
     chosen = chosen.reshape(batch_shape)
@@ -162,9 +159,9 @@ def _lookahead_cell(view: View, good, log_layouts, solver_cfg: SolverConfig, min
     its survival score where ``mine_prob``, float32[H, W, *b], is given)."""
     batch_shape = view.mine_count.shape
     cell, _, _ = lookahead_choice(
-        _to_boards(view.revealed), _to_boards(view.counts), view.mine_count.reshape(-1), log_layouts.reshape(-1),
-        _to_boards(good), solver_cfg.exact_lookahead, solver_cfg.exact_limits,
-        None if mine_prob is None else _to_boards(mine_prob),
+        to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), log_layouts.reshape(-1),
+        to_boards(good), solver_cfg.exact_lookahead, solver_cfg.exact_limits,
+        None if mine_prob is None else to_boards(mine_prob),
     )
     return cell.reshape(batch_shape)
 
