@@ -10,6 +10,7 @@ long and gives the same answers on views that fit it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +23,7 @@ from test_exact import random_positions, real_positions
 
 from msjax import env, exact, solver
 from msjax.solver import exact as device_exact
-from msjax.solver.lookahead import candidate_cells
+from msjax.solver.lookahead import candidate_cells, lookahead_scores, nearly_safest
 from msjax.solver.types import ExactLimits
 
 BATCH = 8
@@ -258,18 +259,30 @@ def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_exp
 
 
 
-def survival_by_host_analysis(revealed: np.ndarray, counts: np.ndarray, mine_count: int, cell: int) -> float:
-    """P(``cell`` is safe, and so is the safest cell of the view it leads to), from
-    ``msjax.exact.analyse`` of each view ``cell`` can lead to (1 where it wins the game)."""
-    total = exact.analyse(revealed, counts, mine_count).total
+def survival_by_host_search(revealed: np.ndarray, counts: np.ndarray, mines: int, cell: int, depth: int,
+                            tolerance: float) -> float:
+    """The survival score of ``cell`` at ``depth``, by ``msjax.exact.analyse`` of every view
+    the game can reach: a view after is worth 1 when won or with a certainly safe cell,
+    else at depth 0 its best safety, deeper the best score among its cells at least
+    ``1 - tolerance`` times as safe as its safest."""
+    total = exact.analyse(revealed, counts, mines).total
     score = 0.0
     for shown in range(9):
         after, after_counts = revealed.copy(), counts.copy()
         after.reshape(-1)[cell], after_counts.reshape(-1)[cell] = True, shown
-        analysis = exact.analyse(after, after_counts, mine_count)
-        if analysis.total:
-            wins = np.count_nonzero(~after) == mine_count
-            score += analysis.total / total * (1.0 if wins else 1.0 - np.where(after, 1.0, analysis.mine_prob).min())
+        analysis = exact.analyse(after, after_counts, mines)
+        if not analysis.total:
+            continue
+        risk = np.where(after, 1.0, analysis.mine_prob)
+        if np.count_nonzero(~after) == mines or risk.min() < 1e-9:
+            value = 1.0
+        elif depth == 1:
+            value = 1.0 - risk.min()
+        else:
+            near = ~after & (risk < 1.0) & (1.0 - risk >= (1.0 - tolerance) * (1.0 - risk.min()) - 1e-6)
+            value = max(survival_by_host_search(after, after_counts, mines, c, depth - 1, tolerance)
+                        for c in np.flatnonzero(near))
+        score += analysis.total / total * value
     return score
 
 
@@ -299,9 +312,36 @@ def test_the_survival_lookahead_gives_up_a_little_safety_to_survive_the_next_gue
     )
     action, layer = solver.solver_action(state, jax.random.key(0), config_for(SURVIVAL_BEATS_SAFETY), survival_cfg)
     assert int(layer) == 4
-    scores = {c: survival_by_host_analysis(revealed, counts, 10, c) for c in (3, 4, 36)}
+    scores = {c: survival_by_host_search(revealed, counts, 10, c, depth=1, tolerance=0.0) for c in (3, 4, 36)}
     assert int(action) in (4, 36)
     assert scores[int(action)] == pytest.approx(0.90605, abs=1e-4) and scores[3] == pytest.approx(0.82255, abs=1e-4)
+
+
+def test_the_survival_lookahead_at_depth_two_equals_a_search_over_every_view():
+    # Small views whose candidates all fit K, so the device's choice of candidates is the
+    # host search's: each candidate's chance to survive three guesses. The views' own
+    # analysis comes from the host (one compile fewer); the device analyses what follows.
+    views = [(r, c, m) for r, c, m, _ in random_positions(11, 300, max_hidden=12) if r.shape == (5, 3)]
+    views = [v for v in views if not exact.analyse(*v).safe and np.count_nonzero(~v[0]) > v[2]][:3]
+    assert len(views) == 3
+    views += [views[0]] * (BATCH - len(views))
+    references = [exact.analyse(*v) for v in views]
+    revealed, counts = (jnp.asarray(np.stack([v[i] for v in views])) for i in (0, 1))
+    mine_prob = jnp.asarray(np.stack([np.where(v[0], 0.0, a.mine_prob) for v, a in zip(views, references)]),
+                            jnp.float32)
+    log_layouts = jnp.asarray([np.log(float(a.total)) for a in references], jnp.float32)
+    tolerance = 0.5
+    scores = jax.jit(functools.partial(lookahead_scores, count=12, limits=ONE_PASS, depth=2, tolerance=tolerance))(
+        revealed, counts, jnp.asarray([v[2] for v in views], jnp.int32), log_layouts,
+        nearly_safest(revealed, mine_prob, tolerance), mine_prob=mine_prob,
+    )
+    checked = 0
+    for b, (r, c, m) in enumerate(views[:3]):
+        for cell, valid, score in zip(*(np.asarray(x[b]) for x in (scores.cells, scores.valid, scores.survival))):
+            if valid:
+                assert score == pytest.approx(survival_by_host_search(r, c, m, int(cell), 2, tolerance), abs=1e-4)
+                checked += 1
+    assert checked >= 6
 
 
 def test_the_lookahead_options_are_checked():
@@ -313,3 +353,7 @@ def test_the_lookahead_options_are_checked():
         solver.SolverConfig(lookahead_score="survival", lookahead_tolerance=1.0)
     with pytest.raises(ValueError, match="needs probabilities='exact' and exact_lookahead >= 1"):
         solver.SolverConfig(probabilities="exact", lookahead_score="survival")
+    with pytest.raises(ValueError, match="lookahead_depth=3 must be 1 or 2"):
+        solver.SolverConfig(lookahead_depth=3)
+    with pytest.raises(ValueError, match="lookahead_depth=2 needs lookahead_score='survival'"):
+        solver.SolverConfig(lookahead_depth=2)

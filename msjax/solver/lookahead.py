@@ -24,6 +24,14 @@ same analyses as the progress score, so no extra cost). It is David Hill's "seco
 safety" taken exactly, and the one-move form of minesolve's depth-k expectimax. The best
 score wins; near-equal scores (within ``TIES``) fall back to P(progress), then P(zero). A
 candidate with a flagged analysis scores its own safety times the view's best safety.
+
+**Depth 2** (``depth=2``, ``SolverConfig.lookahead_depth``): a view after the click that
+has neither a certainly safe cell nor a won game is worth its own best survival score
+instead of its best safety: its candidates (its cells at least ``1 - tolerance`` as safe as
+its safest, as many as at the root) are analysed the same way (``survival_scores`` calls
+itself on the ``B K 9`` views after). The chance to survive this guess and two more,
+exactly, at about ``9 K`` times the analyses of depth 1 (only on the views that need
+them). ``lookahead_scores`` gives every candidate's scores (the inspector's overlay).
 No tree-search library: a fixed one-step expectimax over exact chance nodes needs none
 (``mctx``'s stochastic MuZero policy would sample the chance nodes that are exact here).
 """
@@ -86,63 +94,186 @@ class NumberOutcomes(NamedTuple):
       progress: bool[B, K, 9], some hidden cell is certainly safe after showing v.
       next_safety: float32[B, K, 9], the best chance of a safe cell after showing v (1
         with a certainly safe cell, or where the reveal wins the game).
+      exact: bool[B, K, 9], the view after showing v was analysed exactly.
+      next_log_layouts: float32[B, K, 9], the log layout count of the view after (-inf
+        where not analysed).
+      next_mine_prob: float32[B, K, 9, H, W], the mine probabilities of the views after
+        (only with ``children=True``, else None).
     """
 
     chance: jax.Array
     known: jax.Array
     progress: jax.Array
     next_safety: jax.Array
+    exact: jax.Array
+    next_log_layouts: jax.Array
+    next_mine_prob: jax.Array | None = None
+
+
+def child_views(revealed: jax.Array, counts: jax.Array, cells: jax.Array, index: jax.Array):
+    """``(revealed bool[N, H, W], counts int32[N, H, W], board int32[N])``: the views after
+    revealing ``cells[b, k]`` (int32[B, K]) as the number ``v``, for flat indices
+    ``index`` (int32[N]) = ``(b * K + k) * 9 + v``."""
+    height, width = revealed.shape[1:]
+    board, rest = jnp.divmod(index, cells.shape[1] * NUMBERS)
+    candidate, shown = jnp.divmod(rest, NUMBERS)
+    at = jax.nn.one_hot(cells[board, candidate], height * width, dtype=bool).reshape(-1, height, width)
+    return revealed[board] | at, jnp.where(at, shown[:, None, None], counts[board]).astype(jnp.int32), board
 
 
 def number_outcomes(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
-    cells: jax.Array, need: jax.Array, limits: ExactLimits,
+    cells: jax.Array, need: jax.Array, limits: ExactLimits, chunk: int | None = None, children: bool = False,
 ) -> NumberOutcomes:
     """``NumberOutcomes`` of revealing ``cells`` (int32[B, K]) in the views (``revealed``
     bool[B, H, W], ``counts`` int[B, H, W], ``mine_count`` int[B], ``log_layouts``
     float32[B] from their analysis); only where ``need`` (bool[B, K]) holds, and for the
     numbers up to the cell's hidden neighbours, does an analysis run (``K x 9`` at most per
-    view, gathered in chunks)."""
+    view, ``chunk`` at a time: default an eighth of ``B K 9``). ``children``: keep the
+    mine probabilities of the views after (for a deeper look)."""
     num_boards, height, width = revealed.shape
     count = cells.shape[1]
-    flat = lambda x: x.reshape(num_boards, 1, 1, height * width)
-    at = jax.nn.one_hot(cells, height * width, dtype=bool)[:, :, None, :]  # [B, K, 1, HW]
-    shown = jnp.arange(NUMBERS)[None, None, :, None]
     hidden_around = jnp.take_along_axis(
         jax.vmap(neighbours)(~revealed).reshape(num_boards, -1), cells, axis=1
     )  # [B, K]
     need = need[:, :, None] & (jnp.arange(NUMBERS) <= hidden_around[:, :, None])
-    views = (
-        jnp.broadcast_to(flat(revealed) | at, (num_boards, count, NUMBERS, height * width)),
-        jnp.broadcast_to(jnp.where(at, shown, flat(counts)), (num_boards, count, NUMBERS, height * width)),
-        jnp.broadcast_to(mine_count[:, None, None], (num_boards, count, NUMBERS)),
-    )
     pairs = num_boards * count * NUMBERS
-    views = jax.tree.map(lambda x: x.reshape((pairs,) + x.shape[3:]), views)
 
-    def analyse(v):
-        revealed_v = v[0].reshape(-1, height, width)
-        a = exact_analysis(revealed_v, v[1].reshape(-1, height, width), v[2], limits)
+    def analyse(index):
+        revealed_v, counts_v, board = child_views(revealed, counts, cells, index)
+        a = exact_analysis(revealed_v, counts_v, mine_count[board], limits)
         lowest_v = jnp.min(jnp.where(revealed_v, 1.0, a.mine_prob), axis=(1, 2))  # 0 with a safe cell
-        return a.log_layouts, a.exact, a.inconsistent, jnp.any(a.safe, axis=(1, 2)), 1.0 - lowest_v
+        found = (a.log_layouts, a.exact, a.inconsistent, jnp.any(a.safe, axis=(1, 2)), 1.0 - lowest_v)
+        return found + ((a.mine_prob,) if children else ())
 
     nothing = (jnp.full(pairs, -jnp.inf), jnp.zeros(pairs, bool), jnp.ones(pairs, bool), jnp.zeros(pairs, bool),
                jnp.zeros(pairs))
-    results = in_chunks(need.reshape(-1), max(1, pairs // 8), analyse, views, nothing, axis=0)
-    per_number = lambda x: x.reshape(num_boards, count, NUMBERS)
-    log_ways, exact, inconsistent, progress, next_safety = (per_number(x) for x in results)
+    if children:
+        nothing = nothing + (jnp.ones((pairs, height, width)),)
+    chunk = max(1, pairs // 8) if chunk is None else chunk
+    results = in_chunks(need.reshape(-1), chunk, analyse, jnp.arange(pairs, dtype=jnp.int32), nothing, axis=0)
+    per_number = lambda x: x.reshape((num_boards, count, NUMBERS) + x.shape[1:])
+    log_ways, exact, inconsistent, progress, next_safety = (per_number(x) for x in results[:5])
     won_next = jnp.sum(~revealed, axis=(1, 2)) - 1 == mine_count  # the reveal wins the game
     return NumberOutcomes(
         chance=jnp.where(exact, jnp.exp(log_ways - log_layouts[:, None, None]), 0.0),
         known=jnp.all(exact | inconsistent, axis=2),
         progress=progress,
         next_safety=jnp.where(won_next[:, None, None], 1.0, next_safety),
+        exact=exact,
+        next_log_layouts=log_ways,
+        next_mine_prob=per_number(results[5]) if children else None,
     )
+
+
+def survival_candidates(revealed: jax.Array, mine_prob: jax.Array, good: jax.Array, count: int):
+    """``(cells int32[B, K], valid bool[B, K], lowest float32[B])``: the survival
+    lookahead's ``count`` candidates among ``good`` (bool[B, H, W]): the safest cells
+    first (all within ``EXACT_TIES`` of the lowest ``mine_prob`` count as one), then by
+    mine probability; ``lowest``, each view's lowest mine probability."""
+    num_boards = revealed.shape[0]
+    lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
+    priority = jnp.where(mine_prob <= lowest[:, None, None] + EXACT_TIES, 0.0, mine_prob)
+    cells, valid = candidate_cells(revealed, good, count, priority)
+    return cells, valid, lowest
+
+
+def nearly_safest(revealed: jax.Array, mine_prob: jax.Array, tolerance: float) -> jax.Array:
+    """bool[B, H, W]: the hidden cells, not certain mines, whose chance of being safe is at
+    least ``1 - tolerance`` times the best one's (``mine_prob``: float32[B, H, W])."""
+    lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob), axis=(1, 2), keepdims=True)
+    return ~revealed & (mine_prob < 1.0) & ((1.0 - mine_prob) >= (1.0 - tolerance) * (1.0 - lowest) - EXACT_TIES)
+
+
+def survival_scores(
+    revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array, mine_prob: jax.Array,
+    cells: jax.Array, valid: jax.Array, depth: int, tolerance: float, limits: ExactLimits, chunk: int | None = None,
+) -> tuple[jax.Array, NumberOutcomes]:
+    """``(score float32[B, K], outcomes)``: each candidate's chance to survive its own
+    guess and the next ``depth`` guesses (module docstring), and its ``NumberOutcomes``.
+
+    At ``depth`` 1 a view after the click is worth its best safety (1 with a certainly
+    safe cell or a won game); at ``depth`` 2, where it has neither, it is worth the best
+    survival score of its own candidates at ``depth`` 1 (the cells nearly as safe as its
+    safest, ``tolerance``; as many as ``cells`` has). A candidate whose views after leave
+    the analysis' limits scores its safety times the view's best safety to the power
+    ``depth``. ``cells``, ``valid``: int32[B, K], bool[B, K] (``survival_candidates``).
+    """
+    num_boards, height, width = revealed.shape
+    count = cells.shape[1]
+    deeper = depth > 1
+    outcomes = number_outcomes(revealed, counts, mine_count, log_layouts, cells, valid, limits, chunk, deeper)
+    after = outcomes.next_safety
+    if deeper:
+        chunk = max(1, num_boards * count * NUMBERS // 8) if chunk is None else chunk
+        index = jnp.arange(num_boards * count * NUMBERS, dtype=jnp.int32)
+        next_revealed, next_counts, board = child_views(revealed, counts, cells, index)
+        next_prob = outcomes.next_mine_prob.reshape(-1, height, width)
+        guess_next = (valid[:, :, None] & outcomes.exact & (outcomes.next_safety < 1.0)).reshape(-1)
+        next_good = nearly_safest(next_revealed, next_prob, tolerance) & guess_next[:, None, None]
+        next_cells, next_valid, _ = survival_candidates(next_revealed, next_prob, next_good, count)
+        next_score, _ = survival_scores(
+            next_revealed, next_counts, mine_count[board], outcomes.next_log_layouts.reshape(-1), next_prob,
+            next_cells, next_valid, depth - 1, tolerance, limits, chunk,
+        )
+        best_next = jnp.max(jnp.where(next_valid, next_score, 0.0), axis=1).reshape(after.shape)
+        after = jnp.where(guess_next.reshape(after.shape), best_next, after)
+    lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
+    safe_now = 1.0 - jnp.take_along_axis(mine_prob.reshape(num_boards, -1), cells, axis=1)
+    unknown_score = safe_now * (1.0 - lowest[:, None]) ** depth
+    score = jnp.where(outcomes.known & valid, jnp.sum(outcomes.chance * after, axis=2), unknown_score)
+    return score, outcomes
+
+
+class LookaheadScores(NamedTuple):
+    """The lookahead's candidates of a batch of views and their scores (``[B, K]``).
+
+    Attributes:
+      cells: int32, the candidate cells (row-major); valid: bool, a real candidate.
+      survival: float32, the chance to survive this guess and ``depth`` more (survival
+        score only; -1 otherwise).
+      progress: float32, P(safe and then some cell is certainly safe).
+      zero: float32, P(the cell shows a 0).
+    """
+
+    cells: jax.Array
+    valid: jax.Array
+    survival: jax.Array
+    progress: jax.Array
+    zero: jax.Array
+
+
+def lookahead_scores(
+    revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
+    good: jax.Array, count: int, limits: ExactLimits, mine_prob: jax.Array | None = None,
+    depth: int = 1, tolerance: float = 0.0,
+) -> LookaheadScores:
+    """Every candidate's scores (``LookaheadScores``; arguments as ``lookahead_choice``).
+    Views with one candidate or none are not analysed (their scores are 0)."""
+    if mine_prob is None:
+        cells, valid = candidate_cells(revealed, good, count)
+    else:
+        cells, valid, _ = survival_candidates(revealed, mine_prob, good, count)
+    need = valid & (jnp.sum(valid, axis=1) > 1)[:, None]
+    if mine_prob is None:
+        outcomes = number_outcomes(revealed, counts, mine_count, log_layouts, cells, need, limits)
+        survival = jnp.full(cells.shape, -1.0)
+    else:
+        survival, outcomes = survival_scores(
+            revealed, counts, mine_count, log_layouts, mine_prob, cells, need, depth, tolerance, limits
+        )
+        survival = jnp.where(need, survival, 0.0)
+    known = outcomes.known & need
+    chance = outcomes.chance
+    progress = jnp.where(known, jnp.sum(jnp.where(outcomes.progress, chance, 0.0), axis=2), 0.0)
+    zero = jnp.where(known, chance[:, :, 0], 0.0)
+    return LookaheadScores(cells, valid, survival, progress, zero)
 
 
 def lookahead_choice(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
     good: jax.Array, count: int, limits: ExactLimits, mine_prob: jax.Array | None = None,
+    depth: int = 1, tolerance: float = 0.0,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The guess among ``good`` cells by the exact lookahead (module docstring).
 
@@ -155,32 +286,20 @@ def lookahead_choice(
       mine_prob: float32[B, H, W], the views' exact mine probabilities: given, the score
         is survival (module docstring) and ``good`` may hold cells less safe than the
         safest; None: ``good`` are equally safe and the score is P(progress).
+      depth: with survival, the guesses after this one it looks at (1 or 2, static).
+      tolerance: with survival at depth 2, the next view's candidates are its cells at
+        least ``1 - tolerance`` times as safe as its safest.
 
     Returns:
       ``(cell int32[B], progress float32[B], zero float32[B])``: the chosen cell (row-major)
       and its ``P(progress)``, ``P(zero)`` (both 0 where the view has one candidate: no
       analysis runs there).
     """
-    num_boards, height, width = revealed.shape
-    survival = mine_prob is not None
-    priority = None
-    if survival:
-        lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
-        priority = jnp.where(mine_prob <= lowest[:, None, None] + EXACT_TIES, 0.0, mine_prob)
-    cells, valid = candidate_cells(revealed, good, count, priority)
-    choose = jnp.sum(valid, axis=1) > 1
-    outcomes = number_outcomes(revealed, counts, mine_count, log_layouts, cells, valid & choose[:, None], limits)
-    chance, known = outcomes.chance, outcomes.known & valid
-    progress = jnp.where(known, jnp.sum(jnp.where(outcomes.progress, chance, 0.0), axis=2), 0.0)
-    zero = jnp.where(known, chance[:, :, 0], 0.0)
-    best = valid
-    if survival:
-        safe_now = 1.0 - jnp.take_along_axis(mine_prob.reshape(num_boards, -1), cells, axis=1)
-        unknown_score = safe_now * (1.0 - lowest[:, None])
-        score = jnp.where(known, jnp.sum(chance * outcomes.next_safety, axis=2), unknown_score)
-        best = best & (score >= jnp.max(jnp.where(valid, score, -1.0), axis=1, keepdims=True) - TIES)
-    best = best & (progress >= jnp.max(jnp.where(best, progress, -1.0), axis=1, keepdims=True) - TIES)
-    best = best & (zero >= jnp.max(jnp.where(best, zero, -1.0), axis=1, keepdims=True) - TIES)
-    pick = jnp.argmax(best, axis=1)  # candidates are in (hidden neighbours, row-major) order
+    scores = lookahead_scores(revealed, counts, mine_count, log_layouts, good, count, limits, mine_prob, depth,
+                              tolerance)
+    best = scores.valid
+    for score in ((scores.survival,) if mine_prob is not None else ()) + (scores.progress, scores.zero):
+        best = best & (score >= jnp.max(jnp.where(best, score, -1.0), axis=1, keepdims=True) - TIES)
+    pick = jnp.argmax(best, axis=1)  # candidates are in (priority, hidden neighbours, row-major) order
     take = lambda x: jnp.take_along_axis(x, pick[:, None], axis=1)[:, 0]
-    return take(cells), take(progress), take(zero)
+    return take(scores.cells), take(scores.progress), take(scores.zero)

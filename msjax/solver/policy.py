@@ -161,7 +161,8 @@ def _lookahead_cell(view: View, good, log_layouts, solver_cfg: SolverConfig, min
     cell, _, _ = lookahead_choice(
         to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), log_layouts.reshape(-1),
         to_boards(good), solver_cfg.exact_lookahead, solver_cfg.exact_limits,
-        None if mine_prob is None else to_boards(mine_prob),
+        None if mine_prob is None else to_boards(mine_prob), solver_cfg.lookahead_depth,
+        solver_cfg.lookahead_tolerance,
     )
     return cell.reshape(batch_shape)
 

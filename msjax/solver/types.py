@@ -124,6 +124,10 @@ class SolverConfig:
       lookahead_tolerance: with ``"survival"``, the candidates are the cells whose chance
         of being safe is at least ``1 - lookahead_tolerance`` times the best one's (0: the
         safest cells only); must be 0 with ``"progress"``.
+      lookahead_depth: with ``"survival"``, the guesses past this one it looks at: 1 (this
+        guess and the next) or 2 (and the one after: each view the candidate can lead to
+        is worth its own best survival score, its candidates chosen by the same rule;
+        about ``9 K`` times the analyses of depth 1).
       endgame_layouts: with exact probabilities, a guess in a view that at most this many
         layouts fit (2..16) is the exhaustive endgame's click (``msjax.solver.endgame``:
         the highest chance of winning over the whole remaining game tree) instead of the
@@ -149,6 +153,7 @@ class SolverConfig:
     exact_lookahead: int = 0
     lookahead_score: str = "progress"
     lookahead_tolerance: float = 0.0
+    lookahead_depth: int = 1
     endgame_layouts: int = 0
 
     def __post_init__(self):
@@ -185,6 +190,13 @@ class SolverConfig:
             raise ValueError(
                 "SolverConfig.lookahead_score='survival' needs probabilities='exact' and exact_lookahead >= 1 "
                 f"(got {self.probabilities!r}, {self.exact_lookahead})"
+            )
+        if self.lookahead_depth not in (1, 2):
+            raise ValueError(f"SolverConfig.lookahead_depth={self.lookahead_depth} must be 1 or 2")
+        if self.lookahead_depth > 1 and self.lookahead_score != "survival":
+            raise ValueError(
+                f"SolverConfig.lookahead_depth={self.lookahead_depth} needs lookahead_score='survival' "
+                f"(got {self.lookahead_score!r})"
             )
         if self.probabilities not in ("bp", "exact"):
             raise ValueError(f"SolverConfig.probabilities={self.probabilities!r} must be 'bp' or 'exact'")
