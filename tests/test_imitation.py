@@ -117,11 +117,28 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"mine_targets": "soft"}, "mine_targets=.soft. must be .sampled. or .exact."),
         ({"guess_targets": "exact"}, "guess_targets=.exact. must be .solver. or .safest."),
         ({"augment_symmetries": 1}, "augment_symmetries=1 must be a bool"),
+        ({"play_lookahead": -1}, "play_lookahead=-1 must be an int >= 0"),
+        ({"play_lookahead": 6}, "play_lookahead=6 needs solver_probabilities='exact'"),
+        ({"play_lookahead_depth": 3}, "play_lookahead_depth=3 must be 0, 1 or 2"),
+        ({"solver_probabilities": "exact", "play_lookahead_depth": 1}, "play_lookahead_depth=1 needs play_lookahead"),
+        ({"solver_probabilities": "exact", "play_endgame_layouts": 17}, r"play_endgame_layouts=17 must be 0 \(off\)"),
+        ({"play_endgame_layouts": 8}, "play_endgame_layouts=8 needs solver_probabilities='exact'"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):
     with pytest.raises(ValueError, match=message):
         imitation.ImitationConfig(**overrides)
+
+
+def test_the_search_player_can_be_the_teacher():
+    cfg = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6, play_lookahead_depth=2,
+                                    play_endgame_layouts=8)
+    teacher = cfg.play_solver
+    assert (teacher.exact_lookahead, teacher.lookahead_score, teacher.lookahead_depth) == (6, "survival", 2)
+    assert teacher.lookahead_tolerance == imitation.SURVIVAL_TOLERANCE and teacher.endgame_layouts == 8
+    assert cfg.label_solver.exact_lookahead == 0  # the labels' proofs need no search
+    progress = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6).play_solver
+    assert (progress.lookahead_score, progress.lookahead_tolerance) == ("progress", 0.0)
 
 
 def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board():

@@ -61,12 +61,12 @@ from msjax.solver.beliefs import mine_probabilities
 from msjax.solver.deduce import batch_forced_moves, forced_moves
 from msjax.solver.endgame import Endgame, solve_endgame
 from msjax.solver.exact import ExactAnalysis, exact_analysis
-from msjax.solver.lookahead import lookahead_choice
+from msjax.solver.lookahead import LookaheadScores, lookahead_choice, lookahead_scores
 from msjax.solver.outcome import ClickOutcomes, click_outcomes
 from msjax.solver.policy import first_click, solver_action, typed_key
 from msjax.solver.sample import LayoutSamples, sample_layouts
 from msjax.solver.record import ActionRecord, GameRecord, jit_solver_action, layer_summary, record_game
-from msjax.solver.types import GUESS_LAYER, NO_LAYER, ExactLimits, Forced, SolverConfig
+from msjax.solver.types import GUESS_LAYER, MAX_ENDGAME_LAYOUTS, NO_LAYER, ExactLimits, Forced, SolverConfig
 
 __all__ = [
     "ActionRecord",
@@ -78,6 +78,8 @@ __all__ = [
     "GUESS_LAYER",
     "GameRecord",
     "LayoutSamples",
+    "LookaheadScores",
+    "MAX_ENDGAME_LAYOUTS",
     "NO_LAYER",
     "SolverConfig",
     "SolverMemory",
@@ -92,6 +94,7 @@ __all__ = [
     "jit_solver_action",
     "layer_summary",
     "lookahead_choice",
+    "lookahead_scores",
     "mine_probabilities",
     "record_game",
     "sample_layouts",

@@ -111,6 +111,16 @@ class ImitationConfig:
       augment_symmetries: each labelled state goes into the gradient step through a
         symmetry of the board drawn uniformly (``models.board_symmetries``: 8 on a square
         board, 4 on a rectangle), its labels with it.
+      play_lookahead: with exact probabilities, the playing solver's guesses look ahead
+        at this many candidates (``SolverConfig.exact_lookahead``), >= 0: with
+        ``guess_targets="solver"`` the teacher is then the search player. 0: off.
+      play_lookahead_depth: 0, the lookahead breaks ties among the safest cells as
+        ``msjax.exact``'s player does (``lookahead_score="progress"``); 1 or 2, it looks
+        past the next guess at that depth (``lookahead_score="survival"``, among the cells
+        at least ``1 - SURVIVAL_TOLERANCE`` as safe as the safest). Needs ``play_lookahead``.
+      play_endgame_layouts: with exact probabilities, the playing solver solves views that
+        at most this many layouts fit over their whole game tree
+        (``SolverConfig.endgame_layouts``): 0 (off) or 2..16.
     """
 
     enabled: bool = True
@@ -133,6 +143,9 @@ class ImitationConfig:
     mine_targets: str = "sampled"
     guess_targets: str = "solver"
     augment_symmetries: bool = False
+    play_lookahead: int = 0
+    play_lookahead_depth: int = 0
+    play_endgame_layouts: int = 0
 
     def __post_init__(self):
         validate_config(self)
@@ -152,7 +165,19 @@ class ImitationConfig:
 
     @property
     def play_solver(self) -> solver.SolverConfig:
-        return solver.SolverConfig(max_layer=self.play_max_layer, probabilities=self.solver_probabilities)
+        survival = self.play_lookahead_depth > 0
+        return solver.SolverConfig(
+            max_layer=self.play_max_layer, probabilities=self.solver_probabilities,
+            exact_lookahead=self.play_lookahead, endgame_layouts=self.play_endgame_layouts,
+            lookahead_score="survival" if survival else "progress",
+            lookahead_tolerance=SURVIVAL_TOLERANCE if survival else 0.0,
+            lookahead_depth=max(1, self.play_lookahead_depth),
+        )
+
+
+SURVIVAL_TOLERANCE = 0.1
+"""The playing solver's survival lookahead weighs the cells at least 90% as safe as the
+safest (David Hill's "secondary safety" window)."""
 
 
 def validate_config(cfg: ImitationConfig) -> None:
@@ -178,6 +203,25 @@ def validate_config(cfg: ImitationConfig) -> None:
         raise ValueError(f"ImitationConfig.mine_targets={cfg.mine_targets!r} must be 'sampled' or 'exact'")
     if cfg.guess_targets not in ("solver", "safest"):
         raise ValueError(f"ImitationConfig.guess_targets={cfg.guess_targets!r} must be 'solver' or 'safest'")
+    if not isinstance(cfg.play_lookahead, int) or cfg.play_lookahead < 0:
+        raise ValueError(f"ImitationConfig.play_lookahead={cfg.play_lookahead!r} must be an int >= 0")
+    if cfg.play_lookahead_depth not in (0, 1, 2):
+        raise ValueError(f"ImitationConfig.play_lookahead_depth={cfg.play_lookahead_depth!r} must be 0, 1 or 2")
+    if cfg.play_lookahead_depth and not cfg.play_lookahead:
+        raise ValueError(
+            f"ImitationConfig.play_lookahead_depth={cfg.play_lookahead_depth} needs play_lookahead >= 1 (got 0)"
+        )
+    if cfg.play_endgame_layouts and not 2 <= cfg.play_endgame_layouts <= solver.MAX_ENDGAME_LAYOUTS:
+        raise ValueError(
+            f"ImitationConfig.play_endgame_layouts={cfg.play_endgame_layouts!r} must be 0 (off) or in "
+            f"[2, {solver.MAX_ENDGAME_LAYOUTS}]"
+        )
+    for name in ("play_lookahead", "play_endgame_layouts"):
+        if getattr(cfg, name) and cfg.solver_probabilities != "exact":
+            raise ValueError(
+                f"ImitationConfig.{name}={getattr(cfg, name)} needs solver_probabilities='exact' "
+                f"(got {cfg.solver_probabilities!r})"
+            )
 
 
 @flax.struct.dataclass
