@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi", reason="the web extra is not installed: pip install -e '.[web]'")
@@ -13,6 +14,7 @@ from msjax import web  # noqa: E402
 from msjax.cli import serve  # noqa: E402
 from msjax.checkpoint import load_agent  # noqa: E402
 from msjax.cli.boards import board_config  # noqa: E402
+from test_solver_exact import survival_by_host_search  # noqa: E402
 from tiny_runs import saved_run  # noqa: E402
 
 BOARD = "4x4x2"
@@ -105,6 +107,28 @@ def test_overlays_give_every_cell_a_probability(client):
         grid = beliefs[name]["mine"]
         assert len(grid) == 4 and all(len(row) == 4 and all(0 <= p <= 1 for p in row) for row in grid), name
     assert beliefs["agent"]["top"] and all(p["layer"] in (1, 2, 3) for p in beliefs["solver"]["proven"])
+
+
+def test_the_search_overlay_scores_the_candidate_guesses(client):
+    # A 1 in the corner: one mine among its three neighbours (each 1/3), the other on
+    # the 12 cells beyond (1/12 each): the candidates are those 12 (the neighbours are
+    # far less safe than the 10% window), 36 layouts are too many for the endgame. Whatever
+    # a safe far cell shows, a cell is then certainly safe: each survives as often as it is safe.
+    game = new_game(client, seed=1, safe_first_click=True)
+    game = client.post(f"/api/games/{game['id']}/move", json={"kind": "reveal", "row": 0, "col": 0}).json()
+    assert game["board"][0] == "1###" and game["board"][1:] == ["####"] * 3
+    search = client.get(f"/api/games/{game['id']}?overlays=search").json()["beliefs"]["search"]
+    assert search["exact"] and search["endgame"] is None and len(search["candidates"]) == 6
+    revealed = np.zeros((4, 4), bool)
+    revealed[0, 0] = True
+    counts = np.where(revealed, 1, 0)
+    for candidate in search["candidates"]:
+        cell = 4 * candidate["row"] + candidate["col"]
+        assert candidate["row"] >= 2 or candidate["col"] >= 2
+        assert candidate["safe"] == pytest.approx(11 / 12, abs=1e-4)
+        survive = survival_by_host_search(revealed, counts, 2, cell, depth=1, tolerance=0.0)
+        assert candidate["survive"] == pytest.approx(survive, abs=1e-3)
+    assert [c["survive"] for c in search["candidates"]] == sorted((c["survive"] for c in search["candidates"]), reverse=True)
 
 
 @pytest.mark.parametrize("rule", [{}, {"safe_first_click": True}])

@@ -61,7 +61,7 @@ from msjax.solver.beliefs import mine_probabilities
 from msjax.solver.deduce import batch_forced_moves, forced_moves
 from msjax.solver.endgame import Endgame, solve_endgame
 from msjax.solver.exact import ExactAnalysis, exact_analysis
-from msjax.solver.lookahead import LookaheadScores, lookahead_choice, lookahead_scores
+from msjax.solver.lookahead import LookaheadScores, lookahead_choice, lookahead_scores, nearly_safest
 from msjax.solver.outcome import ClickOutcomes, click_outcomes
 from msjax.solver.policy import first_click, solver_action, typed_key
 from msjax.solver.sample import LayoutSamples, sample_layouts
@@ -96,6 +96,7 @@ __all__ = [
     "lookahead_choice",
     "lookahead_scores",
     "mine_probabilities",
+    "nearly_safest",
     "record_game",
     "sample_layouts",
     "solve_endgame",

@@ -7,7 +7,8 @@ Endpoints (JSON in and out; game state lives on the server, see ``msjax.web.game
 - ``GET /api/info``: boards, the agent's name (or null), size limits, overlay names.
 - ``POST /api/games`` ``{"board": "beginner" | "HxWxM", "seed": int | null,
   "safe_first_click": bool, "overlays": [...]}``: a new game (201).
-- ``GET /api/games/{id}?overlays=agent,solver,exact``: the game.
+- ``GET /api/games/{id}?overlays=agent,solver,exact,search``: the game (``search``: the
+  search player's candidates and their scores, ``msjax.web.games``).
 - ``POST /api/games/{id}/move`` ``{"kind": "reveal" | "flag", "row", "col", "overlays"}``:
   a person's move.
 - ``POST /api/games/{id}/step`` ``{"player": "agent" | "solver", "overlays"}``: one move
@@ -39,7 +40,7 @@ from starlette.exceptions import HTTPException
 from msjax.web.games import OVERLAYS, GameError, Inspector
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-Overlay = Literal["agent", "solver", "exact"]
+Overlay = Literal["agent", "solver", "exact", "search"]
 MAX_BODY_BYTES = 4096
 """The largest request body the API reads (every valid one is under 200 bytes)."""
 

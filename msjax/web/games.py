@@ -38,7 +38,7 @@ from msjax.web.programs import MAX_BOARDS, CompiledBoards
 
 MAX_ROWS = 32
 """Largest board height the inspector accepts (the env's width limit is ``env.MAX_WIDTH``)."""
-OVERLAYS = ("agent", "solver", "exact")
+OVERLAYS = ("agent", "solver", "exact", "search")
 PLAYERS = ("agent", "solver")
 TOP_MOVES = 5
 # beside every overlay until the first click (env.known_safe)
@@ -109,6 +109,30 @@ def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.Solv
     return probabilities, solver_lib.forced_moves(state, cfg, solver_cfg)
 
 
+SEARCH_CANDIDATES = 6
+SEARCH_TOLERANCE = 0.1
+SEARCH_ENDGAME_LAYOUTS = 8
+"""The search overlay's player: the survival lookahead over the ``SEARCH_CANDIDATES`` cells
+at least ``1 - SEARCH_TOLERANCE`` as safe as the safest, and the exhaustive endgame where
+at most ``SEARCH_ENDGAME_LAYOUTS`` layouts fit (``SolverConfig(exact_lookahead=6,
+lookahead_score="survival", lookahead_tolerance=0.1, endgame_layouts=8)``)."""
+
+
+def _search_beliefs(state: EnvState, cfg: EnvConfig):
+    """``(ExactAnalysis, LookaheadScores, Endgame)`` of the view, each with a batch axis of
+    one: the exact probabilities, the survival lookahead's candidates and their scores,
+    and the endgame's win chance of each click (where few layouts fit)."""
+    revealed = state.revealed[None]
+    counts = jnp.where(state.revealed, state.counts, 0)[None].astype(jnp.int32)
+    mines = jnp.full((1,), cfg.mine_count, jnp.int32)
+    analysis = solver_lib.exact_analysis(revealed, counts, mines)
+    good = solver_lib.nearly_safest(revealed, analysis.mine_prob, SEARCH_TOLERANCE)
+    scores = solver_lib.lookahead_scores(revealed, counts, mines, analysis.log_layouts, good, SEARCH_CANDIDATES,
+                                         solver_lib.ExactLimits(), analysis.mine_prob)
+    endgame = solver_lib.solve_endgame(jax.random.key(0), revealed, counts, mines, SEARCH_ENDGAME_LAYOUTS)
+    return analysis, scores, endgame
+
+
 def _agent_beliefs(agent: Any, state: EnvState):
     """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent; its
     mine head reads 0 where the rules make a cell certain (``env.with_rule_certainties``)."""
@@ -122,6 +146,7 @@ class BoardPrograms(NamedTuple):
       reset: ``key -> EnvState``; apply: ``(state, action int32[]) -> state``;
       solver_step: ``(state, key) -> (state, action, layer)``;
       solver_beliefs: ``state -> (mine probabilities, Forced)``;
+      search_beliefs: ``state -> (ExactAnalysis, LookaheadScores, Endgame)`` (the search overlay);
       agent: the agent for this board (None without one); agent_step:
       ``(agent, state, key) -> (state, action)``; agent_beliefs: ``(agent, state) ->
       (mine probabilities, action probabilities)``.
@@ -131,6 +156,7 @@ class BoardPrograms(NamedTuple):
     apply: Callable
     solver_step: Callable
     solver_beliefs: Callable
+    search_beliefs: Callable
     agent: Any
     agent_step: Callable
     agent_beliefs: Callable
@@ -144,6 +170,7 @@ def board_programs(cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig, agent: A
         apply=jax.jit(lambda state, action: _apply(state, action, cfg)),
         solver_step=jax.jit(lambda state, key: _solver_step(state, key, cfg, solver_cfg)),
         solver_beliefs=jax.jit(lambda state: _solver_beliefs(state, cfg, solver_cfg)),
+        search_beliefs=jax.jit(lambda state: _search_beliefs(state, cfg)),
         agent=agent.for_board(cfg) if agent is not None else None,
         agent_step=jax.jit(lambda board_agent, state, key: _agent_step(board_agent, state, key)),
         agent_beliefs=jax.jit(lambda board_agent, state: _agent_beliefs(board_agent, state)),
@@ -355,6 +382,8 @@ class Inspector:
                 for r, c in zip(*np.nonzero(np.asarray(forced.safe) | np.asarray(forced.mines)))
             ]
             result = {"mine": _grid(mine), "proven": proven}
+        elif name == "search":
+            result = self._search(game)
         else:
             result = self._exact(game)
         if "mine" in result and not bool(game.state.first_click_done):
@@ -371,6 +400,41 @@ class Inspector:
         analysis = exact.analyse(revealed, np.asarray(game.state.counts), game.cfg.mine_count, self.exact_max_nodes, game.exact_cache)
         mine = np.where(revealed, 0.0, analysis.mine_prob)
         return {"mine": _grid(mine), "approximate": bool(analysis.approximate), "fallbacks": int(analysis.fallbacks)}
+
+    def _search(self, game: Game) -> dict:
+        """The search overlay: exact mine probabilities; where the view needs a guess, the
+        survival lookahead's candidates (``safe``: P(safe), ``survive``: P(safe now and at
+        the best next guess), ``progress``, ``zero``), best first; where few layouts fit,
+        the endgame's win chance of the best clicks (``SEARCH_*`` constants)."""
+        revealed = np.asarray(game.state.revealed)
+        if not revealed.any():
+            return {"mine": _grid(np.zeros(revealed.shape)), "candidates": [], "endgame": None}
+        analysis, scores, endgame = jax.tree.map(lambda x: np.asarray(x)[0],
+                                                 self.programs.get(game.cfg).search_beliefs(game.state))
+        mine = np.where(revealed, 0.0, analysis.mine_prob)
+        result = {"mine": _grid(mine), "exact": bool(analysis.exact), "candidates": [], "endgame": None}
+        if not analysis.exact:
+            result["note"] = "past the exact analysis' limits: no search"
+            return result
+        if analysis.safe.any():
+            result["note"] = "a cell is proved safe: no guess to search"
+            return result
+        width = game.cfg.W
+        for cell, valid, survive, progress, zero in zip(scores.cells, scores.valid, scores.survival, scores.progress,
+                                                        scores.zero):
+            if valid:
+                row, col = divmod(int(cell), width)
+                result["candidates"].append({
+                    "row": row, "col": col, "safe": round(1.0 - float(mine[row, col]), 4),
+                    "survive": round(float(survive), 4), "progress": round(float(progress), 4), "zero": round(float(zero), 4),
+                })
+        result["candidates"].sort(key=lambda c: (-c["survive"], -c["safe"]))
+        if endgame.solved:
+            cells = sorted(((float(w), *divmod(i, width)) for i, w in enumerate(endgame.cell_win.reshape(-1)) if w >= 0),
+                           reverse=True)[:TOP_MOVES]
+            result["endgame"] = {"layouts": int(endgame.num_layouts), "win": round(float(endgame.win), 4),
+                                 "cells": [{"row": r, "col": c, "win": round(w, 4)} for w, r, c in cells]}
+        return result
 
     # ------------------------------------------------------------------ bookkeeping
 

@@ -43,6 +43,7 @@ function wantedOverlays() {
   if ($("show-top").checked && page.info.agent) wanted.add("agent");
   if ($("show-proven").checked) wanted.add("solver");
   if ($("show-compare").checked) { wanted.add("solver"); wanted.add("exact"); if (page.info.agent) wanted.add("agent"); }
+  if ($("show-search").checked) wanted.add("search");
   if (!page.info.agent) wanted.delete("agent");
   return [...wanted];
 }
@@ -124,6 +125,7 @@ function show(game) {
   drawBoard(game);
   drawStatus(game);
   drawCompare(game);
+  drawSearch(game);
   drawTally(game.tally);
   showHover();
 }
@@ -137,6 +139,9 @@ function drawBoard(game) {
   const top = new Map();
   if ($("show-top").checked && beliefs.agent && beliefs.agent.top)
     beliefs.agent.top.forEach((m, i) => { if (!top.has(`${m.row},${m.col}`)) top.set(`${m.row},${m.col}`, [i + 1, m.kind]); });
+  const candidates = new Set();
+  if ($("show-search").checked && beliefs.search && beliefs.search.candidates)
+    for (const c of beliefs.search.candidates) candidates.add(`${c.row},${c.col}`);
   const last = game.last_move;
   for (let r = 0; r < game.rows; r++) {
     for (let c = 0; c < game.cols; c++) {
@@ -156,6 +161,7 @@ function drawBoard(game) {
         else if (symbol === "#" && p !== null && p !== undefined) html += `<span class="p">${Math.round(p * 100)}</span>`;
         const rank = top.get(key);
         if (rank) html += `<span class="top${rank[1] === "flag" ? " flagmove" : ""}">${rank[0]}</span>`;
+        if (symbol === "#" && candidates.has(key)) classes.push("candidate");
       } else if (symbol === "X") {
         classes.push("open", "hit");
       } else {
@@ -209,6 +215,21 @@ function drawCompare(game) {
   }
 }
 
+function drawSearch(game) {
+  const search = game.beliefs.search;
+  $("search").hidden = !$("show-search").checked;
+  if (!$("show-search").checked || !search) return;
+  const pct = (x) => `${(100 * x).toFixed(1)}%`;
+  $("search-note").textContent = search.note || (search.candidates.length ? `${search.ms} ms` : "no guess to search yet");
+  const rows = search.candidates.map((c) =>
+    `<tr><td>(${c.row}, ${c.col})</td><td>${pct(c.safe)}</td><td>${pct(c.survive)}</td><td>${pct(c.progress)}</td><td>${pct(c.zero)}</td></tr>`).join("");
+  $("search-table").innerHTML = rows ? `<tr><th>cell</th><th>safe</th><th>survives 2 guesses</th><th>then a safe cell</th><th>shows 0</th></tr>${rows}` : "";
+  const end = search.endgame;
+  $("search-endgame").textContent = end
+    ? `Endgame: ${end.layouts} layouts left; best play wins ${pct(end.win)}: ` + end.cells.map((c) => `(${c.row}, ${c.col}) ${pct(c.win)}`).join(", ")
+    : "";
+}
+
 function drawTally(tally) {
   if (!tally.played) { $("tally").textContent = "No finished games yet."; return; }
   const rows = Object.entries(tally.by).map(([who, r]) =>
@@ -248,7 +269,7 @@ function wire() {
   $("autoplay").addEventListener("click", () => (page.autoplay ? stopAutoplay() : startAutoplay()));
   $("speed").addEventListener("input", () => { $("speed-label").textContent = `${$("speed").value} moves/s`; });
   $("board").addEventListener("change", () => { $("custom").hidden = $("board").value !== "custom"; });
-  for (const input of document.querySelectorAll("input[name=heat], #show-top, #show-proven, #show-compare"))
+  for (const input of document.querySelectorAll("input[name=heat], #show-top, #show-proven, #show-compare, #show-search"))
     input.addEventListener("change", () => refresh().catch(() => {}));
   document.addEventListener("keydown", (e) => {
     if (e.target.matches("input, select")) return;

@@ -1,0 +1,104 @@
+"""The search player at each depth, with and without the exhaustive endgame, on the same boards.
+
+Every row is the JAX solver on exact probabilities (``SolverConfig(probabilities="exact")``)
+with the host player's first click, playing the same opening-start layouts
+(``paired_exact.draw_layouts``), ``--batch`` boards at a time:
+
+- depth 0: the safest cell, ties broken by ``msjax.exact``'s one-move lookahead over
+  ``--candidates`` cells (``exact_lookahead=K``, P(progress) then P(zero));
+- depth 1 / 2: the survival lookahead (``lookahead_score="survival"``,
+  ``lookahead_tolerance=--tolerance``, ``lookahead_depth``): the cell most likely to
+  survive this guess and the next one / two;
+- "+ endgame": the same with ``endgame_layouts=--endgame-layouts``.
+
+Each row gives its win rate with the 95% Wilson interval, the paired difference to the
+first row (95% interval on the per-board differences), games/s after compiling, and the
+compile time; one JSON line per row follows the table. ``--rows`` picks rows by name.
+
+    python benchmarks/search_table.py --board beginner --games 10000 --seed 3
+    python benchmarks/search_table.py --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.paired_exact import device_wins, draw_layouts, paired_row  # noqa: E402
+from msjax.env import STANDARD_BOARDS  # noqa: E402
+
+DEPTHS = (0, 1, 2)
+
+
+def row_options(name: str, candidates: int, tolerance: float, endgame_layouts: int) -> dict:
+    """``SolverConfig`` fields of a row named ``"depth D"`` or ``"depth D+endgame"``."""
+    depth_text, _, extra = name.partition("+")
+    depth = int(depth_text.removeprefix("depth").strip())
+    if depth not in DEPTHS or extra not in ("", "endgame"):
+        raise ValueError(f"row {name!r}: use 'depth D' or 'depth D+endgame' with D in {DEPTHS}")
+    options = {"exact_lookahead": candidates}
+    if depth:
+        options.update(lookahead_score="survival", lookahead_tolerance=tolerance, lookahead_depth=depth)
+    if extra:
+        options["endgame_layouts"] = endgame_layouts
+    return options
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--board", default="beginner", choices=tuple(STANDARD_BOARDS))
+    parser.add_argument("--games", type=int, default=10_000, help="boards, each played by every row (>= 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=1024, help="boards per device call")
+    parser.add_argument("--candidates", type=int, default=6, help="K: cells each guess looks ahead at (>= 1)")
+    parser.add_argument("--tolerance", type=float, default=0.1, help="survival window, in [0, 1)")
+    parser.add_argument("--endgame-layouts", type=int, default=8, help="the endgame's bound, 2..16")
+    parser.add_argument("--rows", default=",".join(f"depth {d}{e}" for d in DEPTHS for e in ("", "+endgame")),
+                        help="comma list of 'depth D' / 'depth D+endgame'; the first is the paired baseline")
+    args = parser.parse_args(argv)
+    if args.games < 2:
+        parser.error(f"--games={args.games} must be >= 2")
+    if args.candidates < 1:
+        parser.error(f"--candidates={args.candidates} must be >= 1")
+    names = [name.strip() for name in args.rows.split(",") if name.strip()]
+    try:
+        options = {name: row_options(name, args.candidates, args.tolerance, args.endgame_layouts) for name in names}
+    except ValueError as error:
+        parser.error(str(error))
+
+    import jax
+
+    height, width, mines = STANDARD_BOARDS[args.board]
+    layouts = draw_layouts(height, width, mines, args.games, args.seed)
+    device = f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"
+    rows, first = [], None
+    for name in names:
+        began = time.perf_counter()
+        wins, compile_s = device_wins(layouts, options[name], args.batch)
+        play_s = time.perf_counter() - began - compile_s
+        first = wins if first is None else first
+        paired = paired_row(first, wins)
+        rows.append({"bench": "search_table", "board": f"{height}x{width}x{mines}", "row": name,
+                     "options": options[name], "seed": args.seed, "games": args.games,
+                     "win_rate": paired["device_win_rate"], "ci": paired["device_ci"],
+                     "vs_first": paired["difference"], "vs_first_ci": paired["difference_ci"],
+                     "games_per_s": args.games / play_s, "compile_s": compile_s, "batch": args.batch,
+                     "device": device})
+    pct = lambda x: f"{100 * x:.2f}"
+    print(f"{'row':18} {'games':>7} {'win %':>7} {'95% CI':>16} {'vs ' + names[0]:>22} {'games/s':>8} {'compile s':>9}")
+    for row in rows:
+        (low, high), (d_low, d_high) = row["ci"], row["vs_first_ci"]
+        paired = f"{pct(row['vs_first'])} [{pct(d_low)}, {pct(d_high)}]"
+        print(f"{row['row']:18} {row['games']:>7} {pct(row['win_rate']):>7} {'[' + pct(low) + ', ' + pct(high) + ']':>16} "
+              f"{paired:>22} {row['games_per_s']:>8.1f} {row['compile_s']:>9.0f}")
+    for row in rows:
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
