@@ -161,7 +161,6 @@ def test_probabilities_are_in_range_sum_to_the_mines_and_prove_what_the_referenc
 # ----------------------------------------------------------------------------- the solver on them
 
 EXACT_SOLVER = solver.SolverConfig(probabilities="exact", exact_limits=ONE_PASS)
-ENDGAME_SOLVER = dataclasses.replace(EXACT_SOLVER, endgame_layouts=8)  # its games below and test_solver_endgame.py
 
 
 def test_the_exact_solver_proves_and_rates_what_only_the_mine_count_settles():
@@ -171,39 +170,6 @@ def test_the_exact_solver_proves_and_rates_what_only_the_mine_count_settles():
     assert np.flatnonzero(np.asarray(proofs.safe)).tolist() == [6] and not np.asarray(proofs.mines).any()
     probabilities = solver.mine_probabilities(state, cfg, EXACT_SOLVER)
     np.testing.assert_allclose(np.asarray(probabilities)[0], [0.5, 0, 0.5, 0.5, 0, 0.5, 0], atol=1e-6)
-
-
-# Four mines: the numbers leave two among the five hidden cells of the right column, one
-# in each window of three; a mine at (2, 4) would fill all three windows alone. The rule
-# layers miss it (checked against the default solver when this test was written).
-ONLY_THE_COUNT = """
-    0 0 1 * #
-    0 0 1 2 *
-    0 0 0 1 s
-    0 0 1 2 #
-    0 0 1 * *
-"""
-
-
-def test_the_exact_solver_plays_the_counts_proof_wins_more_than_random_and_moves_legally():
-    # with the exhaustive endgame on (test_solver_endgame.py checks its choices)
-    cfg = env.EnvConfig(H=5, W=5, mine_count=4)
-    drawn = jax.tree.map(lambda x: x[None], position(ONLY_THE_COUNT, cfg))
-    fresh = env.batch_reset(jax.random.key(3), cfg, BATCH - 1)
-    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), drawn, fresh)
-    memory = solver.empty_memory(states)
-    wins = games = 0
-    for move in range(60):
-        actions, layers, memory = solver.batch_solver_play(states, jax.random.split(jax.random.key(move), BATCH), memory, cfg, ENDGAME_SOLVER)
-        if move == 0:  # the drawn game: the count's proof is remembered, and played first
-            assert bool(memory.safe[0, 2, 4]) and int(memory.layer[0, 2, 4]) == 3
-            assert int(actions[0]) == 2 * 5 + 4 and int(layers[0]) == 3
-        legal = jax.vmap(lambda s: env.action_mask(s, cfg))(states)
-        assert bool(jnp.all(legal[jnp.arange(BATCH), actions] | states.done))
-        states, _, done, info = env.batch_step(states, actions, cfg)
-        wins += int(jnp.sum(done & info["won"]))
-        games += int(jnp.sum(done))
-    assert games >= BATCH and wins / games > 0.6
 
 
 def test_the_lookahead_gives_msjax_exacts_progress_and_zero_chances():

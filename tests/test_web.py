@@ -14,7 +14,7 @@ from msjax import web  # noqa: E402
 from msjax.cli import serve  # noqa: E402
 from msjax.checkpoint import load_agent  # noqa: E402
 from msjax.cli.boards import board_config  # noqa: E402
-from test_solver_exact import survival_by_host_search  # noqa: E402
+from test_solver_exact import ONE_PASS, survival_by_host_search  # noqa: E402
 from tiny_runs import saved_run  # noqa: E402
 
 BOARD = "4x4x2"
@@ -23,7 +23,8 @@ BOARD = "4x4x2"
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     run = saved_run(tmp_path_factory.mktemp("web") / "tiny")
-    inspector = web.Inspector(load_agent(run), "tiny", board_config=board_config, default_board=BOARD)
+    inspector = web.Inspector(load_agent(run), "tiny", board_config=board_config, default_board=BOARD,
+                              search_limits=ONE_PASS)  # compiles a third as long, enough for 4x4
     with TestClient(web.create_app(inspector), base_url="http://127.0.0.1") as test_client:
         yield test_client
 

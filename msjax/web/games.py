@@ -118,19 +118,27 @@ at most ``SEARCH_ENDGAME_LAYOUTS`` layouts fit (``SolverConfig(exact_lookahead=6
 lookahead_score="survival", lookahead_tolerance=0.1, endgame_layouts=8)``)."""
 
 
-def _search_beliefs(state: EnvState, cfg: EnvConfig):
-    """``(ExactAnalysis, LookaheadScores, Endgame)`` of the view, each with a batch axis of
-    one: the exact probabilities, the survival lookahead's candidates and their scores,
-    and the endgame's win chance of each click (where few layouts fit)."""
-    revealed = state.revealed[None]
+def _search_view(state: EnvState, cfg: EnvConfig):
+    """The view as a batch of one: ``(revealed bool[1, H, W], counts int32[1, H, W], mines int32[1])``."""
     counts = jnp.where(state.revealed, state.counts, 0)[None].astype(jnp.int32)
-    mines = jnp.full((1,), cfg.mine_count, jnp.int32)
-    analysis = solver_lib.exact_analysis(revealed, counts, mines)
+    return state.revealed[None], counts, jnp.full((1,), cfg.mine_count, jnp.int32)
+
+
+def _search_beliefs(state: EnvState, cfg: EnvConfig, limits: solver_lib.ExactLimits):
+    """``(ExactAnalysis, LookaheadScores)`` of the view (batch axis of one): the exact
+    probabilities, and the survival lookahead's candidates and their scores."""
+    revealed, counts, mines = _search_view(state, cfg)
+    analysis = solver_lib.exact_analysis(revealed, counts, mines, limits)
     good = solver_lib.nearly_safest(revealed, analysis.mine_prob, SEARCH_TOLERANCE)
     scores = solver_lib.lookahead_scores(revealed, counts, mines, analysis.log_layouts, good, SEARCH_CANDIDATES,
-                                         solver_lib.ExactLimits(), analysis.mine_prob)
-    endgame = solver_lib.solve_endgame(jax.random.key(0), revealed, counts, mines, SEARCH_ENDGAME_LAYOUTS)
-    return analysis, scores, endgame
+                                         limits, analysis.mine_prob)
+    return analysis, scores
+
+
+def _search_endgame(state: EnvState, cfg: EnvConfig, limits: solver_lib.ExactLimits):
+    """``Endgame`` of the view (batch axis of one): each click's win chance."""
+    return solver_lib.solve_endgame(jax.random.key(0), *_search_view(state, cfg), SEARCH_ENDGAME_LAYOUTS,
+                                    limits=limits)
 
 
 def _agent_beliefs(agent: Any, state: EnvState):
@@ -146,7 +154,8 @@ class BoardPrograms(NamedTuple):
       reset: ``key -> EnvState``; apply: ``(state, action int32[]) -> state``;
       solver_step: ``(state, key) -> (state, action, layer)``;
       solver_beliefs: ``state -> (mine probabilities, Forced)``;
-      search_beliefs: ``state -> (ExactAnalysis, LookaheadScores, Endgame)`` (the search overlay);
+      search_beliefs: ``state -> (ExactAnalysis, LookaheadScores)`` and search_endgame:
+      ``state -> Endgame`` (the search overlay; the endgame compiles when first needed);
       agent: the agent for this board (None without one); agent_step:
       ``(agent, state, key) -> (state, action)``; agent_beliefs: ``(agent, state) ->
       (mine probabilities, action probabilities)``.
@@ -157,20 +166,25 @@ class BoardPrograms(NamedTuple):
     solver_step: Callable
     solver_beliefs: Callable
     search_beliefs: Callable
+    search_endgame: Callable
     agent: Any
     agent_step: Callable
     agent_beliefs: Callable
 
 
-def board_programs(cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig, agent: Any) -> BoardPrograms:
+def board_programs(
+    cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig, agent: Any,
+    search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
+) -> BoardPrograms:
     """``cfg``'s programs: new function objects, so that dropping them (``CompiledBoards``)
-    frees their executables with them."""
+    frees their executables with them. ``search_limits``: the search overlay's analysis sizes."""
     return BoardPrograms(
         reset=jax.jit(lambda key: ms_env.reset(key, cfg)),
         apply=jax.jit(lambda state, action: _apply(state, action, cfg)),
         solver_step=jax.jit(lambda state, key: _solver_step(state, key, cfg, solver_cfg)),
         solver_beliefs=jax.jit(lambda state: _solver_beliefs(state, cfg, solver_cfg)),
-        search_beliefs=jax.jit(lambda state: _search_beliefs(state, cfg)),
+        search_beliefs=jax.jit(lambda state: _search_beliefs(state, cfg, search_limits)),
+        search_endgame=jax.jit(lambda state: _search_endgame(state, cfg, search_limits)),
         agent=agent.for_board(cfg) if agent is not None else None,
         agent_step=jax.jit(lambda board_agent, state, key: _agent_step(board_agent, state, key)),
         agent_beliefs=jax.jit(lambda board_agent, state: _agent_beliefs(board_agent, state)),
@@ -203,6 +217,8 @@ class Inspector:
       max_games: games kept in memory; the oldest is dropped first.
       max_boards: custom boards whose compiled programs are kept, besides the standard
         boards' (``web.programs.CompiledBoards``).
+      search_limits: the exact analysis' sizes in the search overlay (``solver.ExactLimits``;
+        smaller ones compile faster and flag more views).
 
     Every public method is safe to call from several threads: ``lock`` guards the games
     table and the tally, each game's own lock its position (and any compile it needs).
@@ -219,6 +235,7 @@ class Inspector:
         exact_max_nodes: int = 20_000,
         max_games: int = 256,
         max_boards: int = MAX_BOARDS,
+        search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
     ):
         self.agent, self.agent_name = agent, agent_name
         self.board_config, self.default_board = board_config, default_board
@@ -226,7 +243,7 @@ class Inspector:
         self.games: collections.OrderedDict[str, Game] = collections.OrderedDict()
         self.results: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
-        build = functools.partial(board_programs, solver_cfg=solver_cfg, agent=agent)
+        build = functools.partial(board_programs, solver_cfg=solver_cfg, agent=agent, search_limits=search_limits)
         self.programs = CompiledBoards(build, max_boards, pinned=self._standard_configs())
 
     def _standard_configs(self) -> list[EnvConfig]:
@@ -409,8 +426,8 @@ class Inspector:
         revealed = np.asarray(game.state.revealed)
         if not revealed.any():
             return {"mine": _grid(np.zeros(revealed.shape)), "candidates": [], "endgame": None}
-        analysis, scores, endgame = jax.tree.map(lambda x: np.asarray(x)[0],
-                                                 self.programs.get(game.cfg).search_beliefs(game.state))
+        programs = self.programs.get(game.cfg)
+        analysis, scores = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_beliefs(game.state))
         mine = np.where(revealed, 0.0, analysis.mine_prob)
         result = {"mine": _grid(mine), "exact": bool(analysis.exact), "candidates": [], "endgame": None}
         if not analysis.exact:
@@ -429,6 +446,9 @@ class Inspector:
                     "survive": round(float(survive), 4), "progress": round(float(progress), 4), "zero": round(float(zero), 4),
                 })
         result["candidates"].sort(key=lambda c: (-c["survive"], -c["safe"]))
+        if analysis.log_layouts > np.log(SEARCH_ENDGAME_LAYOUTS + 0.5):
+            return result
+        endgame = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_endgame(game.state))
         if endgame.solved:
             cells = sorted(((float(w), *divmod(i, width)) for i, w in enumerate(endgame.cell_win.reshape(-1)) if w >= 0),
                            reverse=True)[:TOP_MOVES]
