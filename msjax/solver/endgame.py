@@ -138,6 +138,13 @@ def _masks_by_size(num_layouts: int) -> np.ndarray:
     return table
 
 
+def within_bound(log_layouts: jax.Array, max_layouts: int) -> jax.Array:
+    """bool[...]: the views whose layout count (``log_layouts``, the exact analysis' log)
+    is at most ``max_layouts``, the endgame's bound (the log compared half a layout above
+    it, so float rounding of an exact count never decides)."""
+    return log_layouts < np.log(max_layouts + 0.5)
+
+
 def endgame_chunk(num_views: int, max_layouts: int, max_cells: int = 64) -> int:
     """Views per call of ``solve_endgame`` for a batch of ``num_views``: an eighth of it (few
     views are near their end at once), at most what keeps its largest step near 256 MiB."""

@@ -167,15 +167,12 @@ def number_outcomes(
 
 
 def survival_candidates(revealed: jax.Array, mine_prob: jax.Array, good: jax.Array, count: int):
-    """``(cells int32[B, K], valid bool[B, K], lowest float32[B])``: the survival
-    lookahead's ``count`` candidates among ``good`` (bool[B, H, W]): the safest cells
-    first (all within ``EXACT_TIES`` of the lowest ``mine_prob`` count as one), then by
-    mine probability; ``lowest``, each view's lowest mine probability."""
-    num_boards = revealed.shape[0]
-    lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
-    priority = jnp.where(mine_prob <= lowest[:, None, None] + EXACT_TIES, 0.0, mine_prob)
-    cells, valid = candidate_cells(revealed, good, count, priority)
-    return cells, valid, lowest
+    """``(cells int32[B, K], valid bool[B, K])``: the survival lookahead's ``count``
+    candidates among ``good`` (bool[B, H, W]): the safest cells first (all within
+    ``EXACT_TIES`` of the lowest ``mine_prob`` count as one), then by mine probability."""
+    lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob), axis=(1, 2), keepdims=True)
+    priority = jnp.where(mine_prob <= lowest + EXACT_TIES, 0.0, mine_prob)
+    return candidate_cells(revealed, good, count, priority)
 
 
 def nearly_safest(revealed: jax.Array, mine_prob: jax.Array, tolerance: float) -> jax.Array:
@@ -202,16 +199,16 @@ def survival_scores(
     num_boards, height, width = revealed.shape
     count = cells.shape[1]
     deeper = depth > 1
+    chunk = max(1, num_boards * count * NUMBERS // 8) if chunk is None else chunk  # the root's, at every depth
     outcomes = number_outcomes(revealed, counts, mine_count, log_layouts, cells, valid, limits, chunk, deeper)
     after = outcomes.next_safety
     if deeper:
-        chunk = max(1, num_boards * count * NUMBERS // 8) if chunk is None else chunk
         index = jnp.arange(num_boards * count * NUMBERS, dtype=jnp.int32)
         next_revealed, next_counts, board = child_views(revealed, counts, cells, index)
         next_prob = outcomes.next_mine_prob.reshape(-1, height, width)
         guess_next = (valid[:, :, None] & outcomes.exact & (outcomes.next_safety < 1.0)).reshape(-1)
         next_good = nearly_safest(next_revealed, next_prob, tolerance) & guess_next[:, None, None]
-        next_cells, next_valid, _ = survival_candidates(next_revealed, next_prob, next_good, count)
+        next_cells, next_valid = survival_candidates(next_revealed, next_prob, next_good, count)
         next_score, _ = survival_scores(
             next_revealed, next_counts, mine_count[board], outcomes.next_log_layouts.reshape(-1), next_prob,
             next_cells, next_valid, depth - 1, tolerance, limits, chunk,
@@ -253,7 +250,7 @@ def lookahead_scores(
     if mine_prob is None:
         cells, valid = candidate_cells(revealed, good, count)
     else:
-        cells, valid, _ = survival_candidates(revealed, mine_prob, good, count)
+        cells, valid = survival_candidates(revealed, mine_prob, good, count)
     need = valid & (jnp.sum(valid, axis=1) > 1)[:, None]
     if mine_prob is None:
         outcomes = number_outcomes(revealed, counts, mine_count, log_layouts, cells, need, limits)

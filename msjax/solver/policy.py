@@ -23,7 +23,7 @@ from msjax import env
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce, with_exact_proofs
-from msjax.solver.endgame import endgame_chunk, solve_endgame
+from msjax.solver.endgame import endgame_chunk, solve_endgame, within_bound
 from msjax.solver.grid import (
     any_cell, at_cell, best_cell, flat_cells, in_chunks, neighbours, on_cells, player_view, to_boards,
 )
@@ -131,7 +131,7 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
         looked = _lookahead_cell(view, guessing, analysis[1], solver_cfg, probability if survival else None)
         cell = jnp.where(analysis[0], looked, cell)
     if analysis is not None and solver_cfg.endgame_layouts:
-        near_end = analysis[0] & ~found & (analysis[1] < np.log(solver_cfg.endgame_layouts + 0.5))
+        near_end = analysis[0] & ~found & within_bound(analysis[1], solver_cfg.endgame_layouts)
         cell = _endgame_cell(view, near_end, cell, keys, solver_cfg)
     return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
 

@@ -34,6 +34,8 @@ from msjax import exact
 from msjax import solver as solver_lib
 from msjax import viz
 from msjax.env import EnvConfig, EnvState
+from msjax.solver.endgame import within_bound
+from msjax.solver.grid import player_view
 from msjax.web.programs import MAX_BOARDS, CompiledBoards
 
 MAX_ROWS = 32
@@ -118,16 +120,16 @@ at most ``SEARCH_ENDGAME_LAYOUTS`` layouts fit (``SolverConfig(exact_lookahead=6
 lookahead_score="survival", lookahead_tolerance=0.1, endgame_layouts=8)``)."""
 
 
-def _search_view(state: EnvState, cfg: EnvConfig):
-    """The view as a batch of one: ``(revealed bool[1, H, W], counts int32[1, H, W], mines int32[1])``."""
-    counts = jnp.where(state.revealed, state.counts, 0)[None].astype(jnp.int32)
-    return state.revealed[None], counts, jnp.full((1,), cfg.mine_count, jnp.int32)
+def _search_view(state: EnvState):
+    """The player's view as a batch of one: ``(revealed bool[1, H, W], counts int32[1, H, W],
+    mines int32[1])``."""
+    return tuple(x[None] for x in player_view(state))
 
 
-def _search_beliefs(state: EnvState, cfg: EnvConfig, limits: solver_lib.ExactLimits):
+def _search_beliefs(state: EnvState, limits: solver_lib.ExactLimits):
     """``(ExactAnalysis, LookaheadScores)`` of the view (batch axis of one): the exact
     probabilities, and the survival lookahead's candidates and their scores."""
-    revealed, counts, mines = _search_view(state, cfg)
+    revealed, counts, mines = _search_view(state)
     analysis = solver_lib.exact_analysis(revealed, counts, mines, limits)
     good = solver_lib.nearly_safest(revealed, analysis.mine_prob, SEARCH_TOLERANCE)
     scores = solver_lib.lookahead_scores(revealed, counts, mines, analysis.log_layouts, good, SEARCH_CANDIDATES,
@@ -135,10 +137,9 @@ def _search_beliefs(state: EnvState, cfg: EnvConfig, limits: solver_lib.ExactLim
     return analysis, scores
 
 
-def _search_endgame(state: EnvState, cfg: EnvConfig, limits: solver_lib.ExactLimits):
+def _search_endgame(state: EnvState, limits: solver_lib.ExactLimits):
     """``Endgame`` of the view (batch axis of one): each click's win chance."""
-    return solver_lib.solve_endgame(jax.random.key(0), *_search_view(state, cfg), SEARCH_ENDGAME_LAYOUTS,
-                                    limits=limits)
+    return solver_lib.solve_endgame(jax.random.key(0), *_search_view(state), SEARCH_ENDGAME_LAYOUTS, limits=limits)
 
 
 def _agent_beliefs(agent: Any, state: EnvState):
@@ -183,8 +184,8 @@ def board_programs(
         apply=jax.jit(lambda state, action: _apply(state, action, cfg)),
         solver_step=jax.jit(lambda state, key: _solver_step(state, key, cfg, solver_cfg)),
         solver_beliefs=jax.jit(lambda state: _solver_beliefs(state, cfg, solver_cfg)),
-        search_beliefs=jax.jit(lambda state: _search_beliefs(state, cfg, search_limits)),
-        search_endgame=jax.jit(lambda state: _search_endgame(state, cfg, search_limits)),
+        search_beliefs=jax.jit(lambda state: _search_beliefs(state, search_limits)),
+        search_endgame=jax.jit(lambda state: _search_endgame(state, search_limits)),
         agent=agent.for_board(cfg) if agent is not None else None,
         agent_step=jax.jit(lambda board_agent, state, key: _agent_step(board_agent, state, key)),
         agent_beliefs=jax.jit(lambda board_agent, state: _agent_beliefs(board_agent, state)),
@@ -446,7 +447,7 @@ class Inspector:
                     "survive": round(float(survive), 4), "progress": round(float(progress), 4), "zero": round(float(zero), 4),
                 })
         result["candidates"].sort(key=lambda c: (-c["survive"], -c["safe"]))
-        if analysis.log_layouts > np.log(SEARCH_ENDGAME_LAYOUTS + 0.5):
+        if not within_bound(analysis.log_layouts, SEARCH_ENDGAME_LAYOUTS):
             return result
         endgame = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_endgame(game.state))
         if endgame.solved:
