@@ -66,8 +66,10 @@ def host_wins(layouts: np.ndarray, workers: int) -> np.ndarray:
     return np.asarray([_host_game(layout) for layout in layouts])
 
 
-def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_steps: int = 32) -> tuple[np.ndarray, float]:
-    """(bool[N], compile seconds): the JAX solver's outcome on each layout, ``batch`` at a time."""
+def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_steps: int = 32,
+                on_batch=None) -> tuple[np.ndarray, float]:
+    """(bool[N], compile seconds): the JAX solver's outcome on each layout, ``batch`` at a time.
+    ``on_batch(bool[n])``, if given, receives the outcomes so far after each batch."""
     import jax
     import jax.numpy as jnp
 
@@ -106,6 +108,8 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
         while not bool(jnp.all(carry[0].done)):
             carry = compiled(carry)
         wins.append(np.asarray(carry[3])[: len(part)])
+        if on_batch is not None:
+            on_batch(np.concatenate(wins))
         print(f"\r{start + len(part)}/{games} device games", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return np.concatenate(wins), compile_s

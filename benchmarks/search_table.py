@@ -13,7 +13,14 @@ with the host player's first click, playing the same opening-start layouts
 
 Each row gives its win rate with the 95% Wilson interval, the paired difference to the
 first row (95% interval on the per-board differences), games/s after compiling, and the
-compile time; one JSON line per row follows the table. ``--rows`` picks rows by name.
+compile time. Each row's JSON line is printed as soon as it is measured, and the table at the
+end; ``--rows`` picks rows by name. ``--save DIR`` writes each row's per-board outcomes
+(``DIR/<board>_seed<S>_<row>.npy``, bool[games]) as it finishes (and ``.partial.npy``, the
+boards played so far, after each batch until then), so a row run later, or on
+another machine, can be paired with them: the layouts of a seed are a prefix of the layouts
+of the same seed with more games (``--paired-with FILE`` makes that file the baseline), and
+``--first-board K`` plays boards K .. K + games - 1 of the seed's draw, so a row can be
+finished in parts.
 
     python benchmarks/search_table.py --board beginner --games 10000 --seed 3
     python benchmarks/search_table.py --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
@@ -26,6 +33,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -54,15 +63,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--board", default="beginner", choices=tuple(STANDARD_BOARDS))
     parser.add_argument("--games", type=int, default=10_000, help="boards, each played by every row (>= 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--first-board", type=int, default=0, help="index of the first of the seed's boards played")
     parser.add_argument("--batch", type=int, default=1024, help="boards per device call")
     parser.add_argument("--candidates", type=int, default=6, help="K: cells each guess looks ahead at (>= 1)")
     parser.add_argument("--tolerance", type=float, default=0.1, help="survival window, in [0, 1)")
     parser.add_argument("--endgame-layouts", type=int, default=8, help="the endgame's bound, 2..16")
+    parser.add_argument("--save", help="folder for each row's per-board outcomes (.npy)")
+    parser.add_argument("--paired-with", help="a saved row (.npy) of the same board and seed as the baseline")
     parser.add_argument("--rows", default=",".join(f"depth {d}{e}" for d in DEPTHS for e in ("", "+endgame")),
                         help="comma list of 'depth D' / 'depth D+endgame'; the first is the paired baseline")
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error(f"--games={args.games} must be >= 2")
+    if args.first_board < 0:
+        parser.error(f"--first-board={args.first_board} must be >= 0")
     if args.candidates < 1:
         parser.error(f"--candidates={args.candidates} must be >= 1")
     names = [name.strip() for name in args.rows.split(",") if name.strip()]
@@ -74,30 +88,46 @@ def main(argv: list[str] | None = None) -> None:
     import jax
 
     height, width, mines = STANDARD_BOARDS[args.board]
-    layouts = draw_layouts(height, width, mines, args.games, args.seed)
+    boards = slice(args.first_board, args.first_board + args.games)
+    layouts = draw_layouts(height, width, mines, boards.stop, args.seed)[boards]
     device = f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"
-    rows, first = [], None
+    first = None
+    if args.paired_with:
+        saved = np.load(args.paired_with)
+        if saved.shape[0] < boards.stop:
+            parser.error(f"--paired-with holds {saved.shape[0]} boards: --first-board + --games must be <= that")
+        first = saved[boards]
+    save = Path(args.save) if args.save else None
+    if save:
+        save.mkdir(parents=True, exist_ok=True)
+    baseline = Path(args.paired_with).stem if args.paired_with else names[0]
+    rows = []
     for name in names:
+        part = f"_from{args.first_board}" if args.first_board else ""
+        path = save / f"{args.board}_seed{args.seed}{part}_{name.replace(' ', '').replace('+', '_')}.npy" if save else None
+        on_batch = (lambda wins, path=path: np.save(path.with_suffix(".partial.npy"), wins)) if save else None
         began = time.perf_counter()
-        wins, compile_s = device_wins(layouts, options[name], args.batch)
+        wins, compile_s = device_wins(layouts, options[name], args.batch, on_batch=on_batch)
         play_s = time.perf_counter() - began - compile_s
         first = wins if first is None else first
         paired = paired_row(first, wins)
         rows.append({"bench": "search_table", "board": f"{height}x{width}x{mines}", "row": name,
-                     "options": options[name], "seed": args.seed, "games": args.games,
+                     "options": options[name], "seed": args.seed, "first_board": args.first_board, "games": args.games,
                      "win_rate": paired["device_win_rate"], "ci": paired["device_ci"],
                      "vs_first": paired["difference"], "vs_first_ci": paired["difference_ci"],
                      "games_per_s": args.games / play_s, "compile_s": compile_s, "batch": args.batch,
-                     "device": device})
+                     "device": device, "baseline": baseline})
+        print(json.dumps(rows[-1]), flush=True)
+        if save:
+            np.save(path, wins)
+            path.with_suffix(".partial.npy").unlink()
     pct = lambda x: f"{100 * x:.2f}"
-    print(f"{'row':18} {'games':>7} {'win %':>7} {'95% CI':>16} {'vs ' + names[0]:>22} {'games/s':>8} {'compile s':>9}")
+    print(f"{'row':18} {'games':>7} {'win %':>7} {'95% CI':>16} {'vs ' + baseline:>22} {'games/s':>8} {'compile s':>9}")
     for row in rows:
         (low, high), (d_low, d_high) = row["ci"], row["vs_first_ci"]
         paired = f"{pct(row['vs_first'])} [{pct(d_low)}, {pct(d_high)}]"
         print(f"{row['row']:18} {row['games']:>7} {pct(row['win_rate']):>7} {'[' + pct(low) + ', ' + pct(high) + ']':>16} "
               f"{paired:>22} {row['games_per_s']:>8.1f} {row['compile_s']:>9.0f}")
-    for row in rows:
-        print(json.dumps(row))
 
 
 if __name__ == "__main__":
