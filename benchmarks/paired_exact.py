@@ -115,6 +115,24 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
     return np.concatenate(wins), compile_s
 
 
+def vs_first(first: np.ndarray, wins: np.ndarray) -> dict:
+    """A table row's figures for the outcomes ``wins`` (bool[N]) beside the first row's
+    ``first`` on the same boards: ``win_rate``, ``ci``, ``vs_first``, ``vs_first_ci`` and the
+    boards ``won_by_first_only`` / ``won_by_this_only``."""
+    paired = paired_row(first, wins)
+    return {"win_rate": paired["device_win_rate"], "ci": paired["device_ci"], "vs_first": paired["difference"],
+            "vs_first_ci": paired["difference_ci"], "won_by_first_only": paired["baseline_only"],
+            "won_by_this_only": paired["device_only"]}
+
+
+def percent_cells(row: dict) -> tuple[str, str, str]:
+    """A row's ``win_rate``, ``ci`` and ``vs_first`` with ``vs_first_ci`` as table cells
+    in percent: ``("52.80", "[52.11, 53.48]", "0.54 [0.20, 0.88]")``."""
+    pct = lambda x: f"{100 * x:.2f}"
+    (low, high), (d_low, d_high) = row["ci"], row["vs_first_ci"]
+    return pct(row["win_rate"]), f"[{pct(low)}, {pct(high)}]", f"{pct(row['vs_first'])} [{pct(d_low)}, {pct(d_high)}]"
+
+
 def paired_row(baseline: np.ndarray, device: np.ndarray) -> dict:
     """Win rates, discordant games and the paired difference (device - baseline) with its 95% interval."""
     from msjax.stats import wilson_interval

@@ -15,12 +15,12 @@ Each row gives its win rate with the 95% Wilson interval, the paired difference 
 first row (95% interval on the per-board differences), games/s after compiling, and the
 compile time. Each row's JSON line is printed as soon as it is measured, and the table at the
 end; ``--rows`` picks rows by name. ``--save DIR`` writes each row's per-board outcomes
-(``DIR/<board>_seed<S>_<row>.npy``, bool[games]) as it finishes (and ``.partial.npy``, the
-boards played so far, after each batch until then), so a row run later, or on
-another machine, can be paired with them: the layouts of a seed are a prefix of the layouts
-of the same seed with more games (``--paired-with FILE`` makes that file the baseline), and
-``--first-board K`` plays boards K .. K + games - 1 of the seed's draw, so a row can be
-finished in parts.
+(``DIR/<board>_seed<S>[_from<K>]_<row>.npz``: ``wins`` bool[games], ``seed``, ``first_board``)
+as it finishes, and ``.partial.npz`` with the boards played so far after each batch until
+then, so a row run later, in parts or on another machine can be paired with them:
+``--first-board K`` plays boards K .. K + games - 1 of the seed's draw (the layouts of a seed
+are a prefix of the layouts of the same seed with more games), and ``--paired-with FILE``
+makes a saved row of the same seed, holding those boards, the baseline.
 
     python benchmarks/search_table.py --board beginner --games 10000 --seed 3
     python benchmarks/search_table.py --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.paired_exact import device_wins, draw_layouts, paired_row  # noqa: E402
+from benchmarks.paired_exact import device_wins, draw_layouts, percent_cells, vs_first  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
 
 DEPTHS = (0, 1, 2)
@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--candidates", type=int, default=6, help="K: cells each guess looks ahead at (>= 1)")
     parser.add_argument("--tolerance", type=float, default=0.1, help="survival window, in [0, 1)")
     parser.add_argument("--endgame-layouts", type=int, default=8, help="the endgame's bound, 2..16")
-    parser.add_argument("--save", help="folder for each row's per-board outcomes (.npy)")
-    parser.add_argument("--paired-with", help="a saved row (.npy) of the same board and seed as the baseline")
+    parser.add_argument("--save", help="folder for each row's per-board outcomes (.npz)")
+    parser.add_argument("--paired-with", help="a saved row (.npz) of the same board and seed as the baseline")
     parser.add_argument("--rows", default=",".join(f"depth {d}{e}" for d in DEPTHS for e in ("", "+endgame")),
                         help="comma list of 'depth D' / 'depth D+endgame'; the first is the paired baseline")
     args = parser.parse_args(argv)
@@ -94,9 +94,12 @@ def main(argv: list[str] | None = None) -> None:
     first = None
     if args.paired_with:
         saved = np.load(args.paired_with)
-        if saved.shape[0] < boards.stop:
-            parser.error(f"--paired-with holds {saved.shape[0]} boards: --first-board + --games must be <= that")
-        first = saved[boards]
+        start = int(saved["first_board"])
+        held = range(start, start + len(saved["wins"]))
+        if int(saved["seed"]) != args.seed or boards.start not in held or boards.stop - 1 not in held:
+            parser.error(f"--paired-with holds boards {held.start}..{held.stop - 1} of seed {int(saved['seed'])}, "
+                         f"not boards {boards.start}..{boards.stop - 1} of seed {args.seed}")
+        first = saved["wins"][boards.start - start : boards.stop - start]
     save = Path(args.save) if args.save else None
     if save:
         save.mkdir(parents=True, exist_ok=True)
@@ -104,30 +107,25 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for name in names:
         part = f"_from{args.first_board}" if args.first_board else ""
-        path = save / f"{args.board}_seed{args.seed}{part}_{name.replace(' ', '').replace('+', '_')}.npy" if save else None
-        on_batch = (lambda wins, path=path: np.save(path.with_suffix(".partial.npy"), wins)) if save else None
+        path = save / f"{args.board}_seed{args.seed}{part}_{name.replace(' ', '').replace('+', '_')}.npz" if save else None
+        keep = lambda wins, path: np.savez(path, wins=wins, seed=args.seed, first_board=args.first_board)
+        on_batch = (lambda wins, path=path: keep(wins, path.with_suffix(".partial.npz"))) if save else None
         began = time.perf_counter()
         wins, compile_s = device_wins(layouts, options[name], args.batch, on_batch=on_batch)
         play_s = time.perf_counter() - began - compile_s
         first = wins if first is None else first
-        paired = paired_row(first, wins)
         rows.append({"bench": "search_table", "board": f"{height}x{width}x{mines}", "row": name,
                      "options": options[name], "seed": args.seed, "first_board": args.first_board, "games": args.games,
-                     "win_rate": paired["device_win_rate"], "ci": paired["device_ci"],
-                     "vs_first": paired["difference"], "vs_first_ci": paired["difference_ci"],
-                     "games_per_s": args.games / play_s, "compile_s": compile_s, "batch": args.batch,
+                     **vs_first(first, wins), "games_per_s": args.games / play_s, "compile_s": compile_s, "batch": args.batch,
                      "device": device, "baseline": baseline})
         print(json.dumps(rows[-1]), flush=True)
         if save:
-            np.save(path, wins)
-            path.with_suffix(".partial.npy").unlink()
-    pct = lambda x: f"{100 * x:.2f}"
+            keep(wins, path)
+            path.with_suffix(".partial.npz").unlink()
     print(f"{'row':18} {'games':>7} {'win %':>7} {'95% CI':>16} {'vs ' + baseline:>22} {'games/s':>8} {'compile s':>9}")
     for row in rows:
-        (low, high), (d_low, d_high) = row["ci"], row["vs_first_ci"]
-        paired = f"{pct(row['vs_first'])} [{pct(d_low)}, {pct(d_high)}]"
-        print(f"{row['row']:18} {row['games']:>7} {pct(row['win_rate']):>7} {'[' + pct(low) + ', ' + pct(high) + ']':>16} "
-              f"{paired:>22} {row['games_per_s']:>8.1f} {row['compile_s']:>9.0f}")
+        win, ci, paired = percent_cells(row)
+        print(f"{row['row']:18} {row['games']:>7} {win:>7} {ci:>16} {paired:>22} {row['games_per_s']:>8.1f} {row['compile_s']:>9.0f}")
 
 
 if __name__ == "__main__":

@@ -121,6 +121,11 @@ class ExperimentConfig:
                     f"ExperimentConfig.{name} must be a {section_type.__name__}, got {type(value).__name__}"
                 )
         validate_with_env(self.curriculum, self.env)
+        if not self.ppo.enabled:
+            if not self.imitation.enabled:
+                raise ValueError("ppo.enabled=False needs imitation.enabled=True: a run plays at least one stage")
+            if self.curriculum.enabled:
+                raise ValueError("ppo.enabled=False with curriculum.enabled=True: only the PPO stage plays a curriculum")
 
 
 SECTION_TYPES: dict[str, type] = {field.name: type(field.default) for field in dataclasses.fields(ExperimentConfig)}

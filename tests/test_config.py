@@ -8,6 +8,8 @@ import pytest
 from msjax import config as config_lib
 from msjax.config import ExperimentConfig, RunConfig, apply_overrides, load_config
 from msjax.cli.train import parse_args
+from msjax.stages import run_stages
+from msjax.stages.ppo import PPOConfig
 
 CONFIG_FILES = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.py"))
 BASE = ExperimentConfig()
@@ -104,6 +106,16 @@ def test_run_config_rejects_bad_values_naming_the_field():
         RunConfig(keep_checkpoints=0)
     with pytest.raises(ValueError, match=r"RunConfig\.workdir"):
         RunConfig(workdir="")
+
+
+def test_a_run_without_ppo_needs_the_imitation_stage_and_no_curriculum():
+    assert [stage.name for stage in run_stages(apply_overrides(BASE, ["ppo.enabled=false", "imitation.enabled=true"]))] == [
+        "imitation"
+    ]
+    with pytest.raises(ValueError, match=r"ppo\.enabled=False needs imitation\.enabled=True"):
+        apply_overrides(BASE, ["ppo.enabled=false", "imitation.enabled=false"])
+    with pytest.raises(ValueError, match=r"PPOConfig\.enabled=1 must be a bool"):
+        PPOConfig(enabled=1)
 
 
 def test_an_experiment_config_checks_the_type_of_each_section():

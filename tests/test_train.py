@@ -396,3 +396,16 @@ def test_a_warm_started_run_trains_from_the_other_runs_network(finished_run, tmp
     assert fresh["update"] == warm["update"] == 1
     assert warm["mine_bce"] != fresh["mine_bce"]  # the same boards, another network
     assert config_lib.load_json(tmp_path / "warm" / "config.json").run.init_from == str(run_dir)
+
+
+def test_an_imitation_only_run_stops_after_imitation_and_a_resume_with_ppo_finishes_it_bit_exactly(finished_run, tmp_path):
+    run_dir, _, _ = finished_run
+    cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, ["ppo.enabled=false"])
+    imitation_only = tmp_path / "imitation_only"
+    final, _ = run_main(["--config", config_file(tmp_path, cfg), "--workdir", imitation_only])
+    assert train_rows(imitation_only) == train_rows(run_dir)[:IMITATION_UPDATES]  # the same stage, then nothing
+    checkpoints = Checkpoints(imitation_only / "checkpoints", read_only=True)
+    assert (checkpoints.latest_step, checkpoints.info(checkpoints.latest_step).stage) == (IMITATION_UPDATES, "imitation")
+    assert 0.0 <= final["win_rate"] <= 1.0 and (imitation_only / "final_eval.json").exists()
+    run_main(["--workdir", imitation_only, "--resume", "--config.ppo.enabled=true"])
+    assert_same_final_state(imitation_only, run_dir)

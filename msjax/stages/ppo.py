@@ -408,12 +408,12 @@ STAGE = StageSpec(
     section="ppo",
     init_state=init_stage_state,
     chunk_fn=stage_chunk_fn,
-    enabled=lambda cfg: True,
+    enabled=lambda cfg: cfg.ppo.enabled,
     target_field="total_updates",
     games_field="num_envs",
     steps_field="steps_per_env",
     microbatch_field="microbatch_size",
     reads=("env", "model", "ppo", "curriculum"),
 )
-"""The PPO stage: the last of every run, on the config's whole game (a board mix with its
-curriculum)."""
+"""The PPO stage: the last of a run when ``ppo.enabled``, on the config's whole game (a
+board mix with its curriculum)."""

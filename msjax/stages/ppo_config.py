@@ -14,6 +14,9 @@ class PPOConfig:
     """PPO hyper-parameters; the defaults are the seed's.
 
     Attributes:
+      enabled: play the stage (after imitation, from its parameters); False ends the run
+        with the imitation stage, which must then be enabled (and no curriculum, which
+        only PPO plays).
       num_envs: games played in parallel.
       steps_per_env: rollout length; ``num_envs * steps_per_env`` transitions per update.
       mini_batches: minibatches per epoch; must divide ``steps_per_env`` (a minibatch
@@ -39,6 +42,7 @@ class PPOConfig:
         minibatch: off). Advantages are normalised over the whole minibatch.
     """
 
+    enabled: bool = True
     num_envs: int = 256
     steps_per_env: int = 128
     mini_batches: int = 8
@@ -74,6 +78,7 @@ class PPOConfig:
 
 def validate_config(cfg: PPOConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
+    check_fields(cfg, (("a bool", ("enabled", "anneal_lr", "normalize_advantages")),))
     check_fields(cfg, (("an int >= 1", ("num_envs", "steps_per_env", "mini_batches", "ppo_epochs", "total_updates")),))
     if not isinstance(cfg.frontier_mask_until_updates, int) or cfg.frontier_mask_until_updates < 0:
         raise ValueError(

@@ -1,0 +1,69 @@
+"""Agents on the same boards: each one's win rate and its paired difference to the first.
+
+Every agent (a run directory, its latest checkpoint, or one checkpoint folder) plays the
+same ``--games`` boards greedily with its own first click (``msjax.evaluate.play_games``:
+game ``i`` is the same board for every player), on the first agent's board unless
+``--board`` names another. The paired difference is the mean per-board difference in wins
+with its 95% interval, which separates agents whose own intervals overlap (two agents
+that win and lose mostly the same boards).
+
+    python benchmarks/paired_agents.py runs/small runs/small_ppo --games 10000 --seed 7
+
+Output: a table, then one JSON line per agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.paired_exact import percent_cells, vs_first  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("agents", nargs="+", help="runs or checkpoints; the first is the baseline")
+    parser.add_argument("--games", type=int, default=10_000, help="boards, each played by every agent (>= 2)")
+    parser.add_argument("--seed", type=int, default=0, help="picks the boards")
+    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the first agent's)")
+    parser.add_argument("--batch", type=int, default=1000, help="games stepped together")
+    args = parser.parse_args(argv)
+    if args.games < 2:
+        parser.error(f"--games={args.games} must be >= 2")
+    if args.batch < 1:
+        parser.error(f"--batch={args.batch} must be >= 1")
+
+    import jax
+
+    from msjax import checkpoint
+    from msjax.cli.boards import board_config
+    from msjax.evaluate import play_games
+
+    try:
+        agents = [checkpoint.load_agent(path) for path in args.agents]
+    except checkpoint.CheckpointError as error:
+        parser.error(str(error))
+    env_cfg = board_config(args.board, False, agents[0].env_cfg)
+    device = f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"
+    rows, first = [], None
+    for path, agent in zip(args.agents, agents):
+        began = time.perf_counter()
+        won = play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"]
+        seconds = time.perf_counter() - began
+        first = won if first is None else first
+        rows.append({"bench": "paired_agents", "agent": path, "board": f"{env_cfg.H}x{env_cfg.W}x{env_cfg.mine_count}",
+                     "seed": args.seed, "games": args.games, **vs_first(first, won), "seconds": seconds, "device": device})
+        print(json.dumps(rows[-1]), flush=True)
+    print(f"{'agent':40} {'games':>7} {'win %':>7} {'95% CI':>16} {'vs first (paired)':>22} {'s':>6}")
+    for row in rows:
+        win, ci, paired = percent_cells(row)
+        print(f"{row['agent'][-40:]:40} {row['games']:>7} {win:>7} {ci:>16} {paired:>22} {row['seconds']:>6.0f}")
+
+
+if __name__ == "__main__":
+    main()
