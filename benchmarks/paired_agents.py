@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.exact_analysis import device_name  # noqa: E402
 from benchmarks.paired_exact import percent_cells, vs_first  # noqa: E402
 
 
@@ -38,7 +39,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.batch < 1:
         parser.error(f"--batch={args.batch} must be >= 1")
 
-    import jax
 
     from msjax import checkpoint
     from msjax.cli.boards import board_config
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     except checkpoint.CheckpointError as error:
         parser.error(str(error))
     env_cfg = board_config(args.board, False, agents[0].env_cfg)
-    device = f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"
+    device = device_name()
     rows, first = [], None
     for path, agent in zip(args.agents, agents):
         began = time.perf_counter()

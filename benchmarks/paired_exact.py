@@ -31,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.exact_analysis import device_name  # noqa: E402
 from benchmarks.solver_winrate import solver_fields  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
 
@@ -165,7 +166,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.games < 2 or args.workers < 1 or args.batch < 1:
         parser.error("--games must be >= 2, --workers and --batch >= 1")
     solver_options = solver_fields(args.solver)
-    import jax
 
     height, width, mines = STANDARD_BOARDS[args.board]
     layouts = draw_layouts(height, width, mines, args.games, args.seed)
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
            "solver": args.solver, "baseline": args.baseline, **paired_row(baseline, device),
            "baseline_games_per_s": args.games / baseline_s, "device_games_per_s": args.games / device_s,
            "compile_s": compile_s, "batch": args.batch, "workers": args.workers,
-           "device": f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"}
+           "device": device_name()}
     pct = lambda x: f"{100 * x:.2f}"
     name = "host" if args.baseline == "host" else "base"
     print(f"{'board':10} {'games':>6} {name + ' %':>7} {'JAX %':>7} {name + ' only':>9} {'JAX only':>8} "

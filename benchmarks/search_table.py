@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.exact_analysis import device_name  # noqa: E402
 from benchmarks.paired_exact import device_wins, draw_layouts, percent_cells, vs_first  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
 
@@ -85,12 +86,11 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         parser.error(str(error))
 
-    import jax
 
     height, width, mines = STANDARD_BOARDS[args.board]
     boards = slice(args.first_board, args.first_board + args.games)
     layouts = draw_layouts(height, width, mines, boards.stop, args.seed)[boards]
-    device = f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}"
+    device = device_name()
     first = None
     if args.paired_with:
         saved = np.load(args.paired_with)
@@ -104,11 +104,11 @@ def main(argv: list[str] | None = None) -> None:
     if save:
         save.mkdir(parents=True, exist_ok=True)
     baseline = Path(args.paired_with).stem if args.paired_with else names[0]
+    part = f"_from{args.first_board}" if args.first_board else ""
+    keep = lambda wins, path: np.savez(path, wins=wins, seed=args.seed, first_board=args.first_board)
     rows = []
     for name in names:
-        part = f"_from{args.first_board}" if args.first_board else ""
         path = save / f"{args.board}_seed{args.seed}{part}_{name.replace(' ', '').replace('+', '_')}.npz" if save else None
-        keep = lambda wins, path: np.savez(path, wins=wins, seed=args.seed, first_board=args.first_board)
         on_batch = (lambda wins, path=path: keep(wins, path.with_suffix(".partial.npz"))) if save else None
         began = time.perf_counter()
         wins, compile_s = device_wins(layouts, options[name], args.batch, on_batch=on_batch)

@@ -78,8 +78,10 @@ class PPOConfig:
 
 def validate_config(cfg: PPOConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
-    check_fields(cfg, (("a bool", ("enabled", "anneal_lr", "normalize_advantages")),))
-    check_fields(cfg, (("an int >= 1", ("num_envs", "steps_per_env", "mini_batches", "ppo_epochs", "total_updates")),))
+    check_fields(cfg, (
+        ("a bool", ("enabled", "anneal_lr", "normalize_advantages")),
+        ("an int >= 1", ("num_envs", "steps_per_env", "mini_batches", "ppo_epochs", "total_updates")),
+    ))
     if not isinstance(cfg.frontier_mask_until_updates, int) or cfg.frontier_mask_until_updates < 0:
         raise ValueError(
             f"PPOConfig.frontier_mask_until_updates={cfg.frontier_mask_until_updates!r} must be an int >= 0"
