@@ -8,7 +8,8 @@ with the host player's first click, playing the same opening-start layouts
   ``--candidates`` cells (``exact_lookahead=K``, P(progress) then P(zero));
 - depth 1 / 2: the survival lookahead (``lookahead_score="survival"``,
   ``lookahead_tolerance=--tolerance``, ``lookahead_depth``): the cell most likely to
-  survive this guess and the next one / two;
+  survive this guess and the next one / two; at depth 2, ``--expand M`` looks the second
+  guess further from only the M candidates of best depth-1 score (``lookahead_expand``);
 - "+ endgame": the same with ``endgame_layouts=--endgame-layouts``.
 
 Each row gives its win rate with the 95% Wilson interval, the paired difference to the
@@ -45,8 +46,9 @@ from msjax.env import STANDARD_BOARDS  # noqa: E402
 DEPTHS = (0, 1, 2)
 
 
-def row_options(name: str, candidates: int, tolerance: float, endgame_layouts: int) -> dict:
-    """``SolverConfig`` fields of a row named ``"depth D"`` or ``"depth D+endgame"``."""
+def row_options(name: str, candidates: int, tolerance: float, endgame_layouts: int, expand: int = 0) -> dict:
+    """``SolverConfig`` fields of a row named ``"depth D"`` or ``"depth D+endgame"`` (``expand``:
+    ``lookahead_expand`` of the depth-2 rows)."""
     depth_text, _, extra = name.partition("+")
     depth = int(depth_text.removeprefix("depth").strip())
     if depth not in DEPTHS or extra not in ("", "endgame"):
@@ -54,6 +56,8 @@ def row_options(name: str, candidates: int, tolerance: float, endgame_layouts: i
     options = {"exact_lookahead": candidates}
     if depth:
         options.update(lookahead_score="survival", lookahead_tolerance=tolerance, lookahead_depth=depth)
+    if depth == 2 and expand:
+        options["lookahead_expand"] = expand
     if extra:
         options["endgame_layouts"] = endgame_layouts
     return options
@@ -68,6 +72,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=1024, help="boards per device call")
     parser.add_argument("--candidates", type=int, default=6, help="K: cells each guess looks ahead at (>= 1)")
     parser.add_argument("--tolerance", type=float, default=0.1, help="survival window, in [0, 1)")
+    parser.add_argument("--expand", type=int, default=0,
+                        help="depth-2 rows: candidates looked at a guess further, 1..K (0: all K)")
     parser.add_argument("--endgame-layouts", type=int, default=8, help="the endgame's bound, 2..16")
     parser.add_argument("--save", help="folder for each row's per-board outcomes (.npz)")
     parser.add_argument("--paired-with", help="a saved row (.npz) of the same board and seed as the baseline")
@@ -80,9 +86,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--first-board={args.first_board} must be >= 0")
     if args.candidates < 1:
         parser.error(f"--candidates={args.candidates} must be >= 1")
+    if not 0 <= args.expand <= args.candidates:
+        parser.error(f"--expand={args.expand} must be in [0, --candidates={args.candidates}]")
     names = [name.strip() for name in args.rows.split(",") if name.strip()]
     try:
-        options = {name: row_options(name, args.candidates, args.tolerance, args.endgame_layouts) for name in names}
+        options = {name: row_options(name, args.candidates, args.tolerance, args.endgame_layouts, args.expand)
+                   for name in names}
     except ValueError as error:
         parser.error(str(error))
 
@@ -108,7 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     keep = lambda wins, path: np.savez(path, wins=wins, seed=args.seed, first_board=args.first_board)
     rows = []
     for name in names:
-        path = save / f"{args.board}_seed{args.seed}{part}_{name.replace(' ', '').replace('+', '_')}.npz" if save else None
+        expand = f"_expand{args.expand}" if "lookahead_expand" in options[name] else ""
+        path = save / f"{args.board}_seed{args.seed}{part}_{name.replace(' ', '').replace('+', '_')}{expand}.npz" if save else None
         on_batch = (lambda wins, path=path: keep(wins, path.with_suffix(".partial.npz"))) if save else None
         began = time.perf_counter()
         wins, compile_s = device_wins(layouts, options[name], args.batch, on_batch=on_batch)

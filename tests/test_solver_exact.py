@@ -287,6 +287,8 @@ def test_the_survival_lookahead_at_depth_two_equals_a_search_over_every_view():
     # Small views whose candidates all fit K, so the device's choice of candidates is the
     # host search's: each candidate's chance to survive three guesses. The views' own
     # analysis comes from the host (one compile fewer); the device analyses what follows.
+    # With expand=2 only the two candidates of highest depth-1 score are scored at depth 2
+    # (the others -1): views with more candidates check that cut, the rest the full search.
     views = [(r, c, m) for r, c, m, _ in random_positions(11, 300, max_hidden=12) if r.shape == (5, 3)]
     views = [v for v in views if not exact.analyse(*v).safe and np.count_nonzero(~v[0]) > v[2]][:3]
     assert len(views) == 3
@@ -296,18 +298,28 @@ def test_the_survival_lookahead_at_depth_two_equals_a_search_over_every_view():
     mine_prob = jnp.asarray(np.stack([np.where(v[0], 0.0, a.mine_prob) for v, a in zip(views, references)]),
                             jnp.float32)
     log_layouts = jnp.asarray([np.log(float(a.total)) for a in references], jnp.float32)
-    tolerance = 0.5
-    scores = jax.jit(functools.partial(lookahead_scores, count=12, limits=ONE_PASS, depth=2, tolerance=tolerance))(
+    tolerance, expand = 0.5, 2
+    scores = jax.jit(functools.partial(lookahead_scores, count=12, limits=ONE_PASS, depth=2, tolerance=tolerance,
+                                       expand=expand))(
         revealed, counts, jnp.asarray([v[2] for v in views], jnp.int32), log_layouts,
         nearly_safest(revealed, mine_prob, tolerance), mine_prob=mine_prob,
     )
-    checked = 0
+    checked = cut = 0
     for b, (r, c, m) in enumerate(views[:3]):
+        kept, left_out = [], []
         for cell, valid, score in zip(*(np.asarray(x[b]) for x in (scores.cells, scores.valid, scores.survival))):
-            if valid:
+            if not valid:
+                continue
+            first = survival_by_host_search(r, c, m, int(cell), 1, tolerance)
+            if score == -1.0:
+                left_out.append(first)
+            else:
                 assert score == pytest.approx(survival_by_host_search(r, c, m, int(cell), 2, tolerance), abs=1e-4)
-                checked += 1
-    assert checked >= 6
+                kept.append(first)
+        assert len(kept) == min(expand, len(kept) + len(left_out))
+        assert min(kept) >= max(left_out, default=0.0) - 1e-4  # the cut keeps the best at depth 1
+        checked, cut = checked + len(kept), cut + len(left_out)
+    assert checked >= 5 and cut >= 1
 
 
 def test_the_lookahead_options_are_checked():
@@ -323,3 +335,7 @@ def test_the_lookahead_options_are_checked():
         solver.SolverConfig(lookahead_depth=3)
     with pytest.raises(ValueError, match="lookahead_depth=2 needs lookahead_score='survival'"):
         solver.SolverConfig(lookahead_depth=2)
+    with pytest.raises(ValueError, match=r"lookahead_expand=7 must be in \[0, exact_lookahead=6\]"):
+        solver.SolverConfig(exact_lookahead=6, lookahead_expand=7)
+    with pytest.raises(ValueError, match="lookahead_expand=2 needs lookahead_depth=2"):
+        solver.SolverConfig(exact_lookahead=6, lookahead_expand=2)

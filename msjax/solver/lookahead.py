@@ -31,7 +31,9 @@ instead of its best safety: its candidates (its cells at least ``1 - tolerance``
 its safest, as many as at the root) are analysed the same way (``survival_scores`` calls
 itself on the ``B K 9`` views after). The chance to survive this guess and two more,
 exactly, at about ``9 K`` times the analyses of depth 1 (only on the views that need
-them). ``lookahead_scores`` gives every candidate's scores (the inspector's overlay).
+them). ``expand`` (``SolverConfig.lookahead_expand``) cuts that to ``9 expand`` times: only the
+``expand`` candidates of highest depth-1 score look the second guess further, and the others
+are not chosen (their survival score is -1). ``lookahead_scores`` gives every candidate's scores (the inspector's overlay).
 No tree-search library: a fixed one-step expectimax over exact chance nodes needs none
 (``mctx``'s stochastic MuZero policy would sample the chance nodes that are exact here).
 """
@@ -185,6 +187,7 @@ def nearly_safest(revealed: jax.Array, mine_prob: jax.Array, tolerance: float) -
 def survival_scores(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array, mine_prob: jax.Array,
     cells: jax.Array, valid: jax.Array, depth: int, tolerance: float, limits: ExactLimits, chunk: int | None = None,
+    expand: int = 0,
 ) -> tuple[jax.Array, NumberOutcomes]:
     """``(score float32[B, K], outcomes)``: each candidate's chance to survive its own
     guess and the next ``depth`` guesses (module docstring), and its ``NumberOutcomes``.
@@ -195,18 +198,30 @@ def survival_scores(
     safest, ``tolerance``; as many as ``cells`` has). A candidate whose views after leave
     the analysis' limits scores its safety times the view's best safety to the power
     ``depth``. ``cells``, ``valid``: int32[B, K], bool[B, K] (``survival_candidates``).
+    ``expand`` (``0 < expand < K``, depth 2): only the ``expand`` valid candidates of highest
+    depth-1 score (ties to the first) are scored at depth 2; the others score -1.
     """
     num_boards, height, width = revealed.shape
     count = cells.shape[1]
     deeper = depth > 1
     chunk = max(1, num_boards * count * NUMBERS // 8) if chunk is None else chunk  # the root's, at every depth
     outcomes = number_outcomes(revealed, counts, mine_count, log_layouts, cells, valid, limits, chunk, deeper)
+    lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
+    safe_now = 1.0 - jnp.take_along_axis(mine_prob.reshape(num_boards, -1), cells, axis=1)
+    known = outcomes.known & valid
+    scored = lambda after, d: jnp.where(known, jnp.sum(outcomes.chance * after, axis=2),
+                                        safe_now * (1.0 - lowest[:, None]) ** d)
     after = outcomes.next_safety
+    expanded = valid
+    if deeper and 0 < expand < count:
+        first = jnp.where(valid, scored(after, 1), -jnp.inf)
+        rank = jnp.argsort(jnp.argsort(-first, axis=1, stable=True), axis=1, stable=True)
+        expanded = valid & (rank < expand)
     if deeper:
         index = jnp.arange(num_boards * count * NUMBERS, dtype=jnp.int32)
         next_revealed, next_counts, board = child_views(revealed, counts, cells, index)
         next_prob = outcomes.next_mine_prob.reshape(-1, height, width)
-        guess_next = (valid[:, :, None] & outcomes.exact & (outcomes.next_safety < 1.0)).reshape(-1)
+        guess_next = (expanded[:, :, None] & outcomes.exact & (outcomes.next_safety < 1.0)).reshape(-1)
         next_good = nearly_safest(next_revealed, next_prob, tolerance) & guess_next[:, None, None]
         next_cells, next_valid = survival_candidates(next_revealed, next_prob, next_good, count)
         next_score, _ = survival_scores(
@@ -215,11 +230,7 @@ def survival_scores(
         )
         best_next = jnp.max(jnp.where(next_valid, next_score, 0.0), axis=1).reshape(after.shape)
         after = jnp.where(guess_next.reshape(after.shape), best_next, after)
-    lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
-    safe_now = 1.0 - jnp.take_along_axis(mine_prob.reshape(num_boards, -1), cells, axis=1)
-    unknown_score = safe_now * (1.0 - lowest[:, None]) ** depth
-    score = jnp.where(outcomes.known & valid, jnp.sum(outcomes.chance * after, axis=2), unknown_score)
-    return score, outcomes
+    return jnp.where(valid & ~expanded, -1.0, scored(after, depth)), outcomes
 
 
 class LookaheadScores(NamedTuple):
@@ -228,7 +239,7 @@ class LookaheadScores(NamedTuple):
     Attributes:
       cells: int32, the candidate cells (row-major); valid: bool, a real candidate.
       survival: float32, the chance to survive this guess and ``depth`` more (survival
-        score only; -1 otherwise).
+        score only, and -1 for candidates ``expand`` leaves out; -1 otherwise).
       progress: float32, P(safe and then some cell is certainly safe).
       zero: float32, P(the cell shows a 0).
     """
@@ -243,7 +254,7 @@ class LookaheadScores(NamedTuple):
 def lookahead_scores(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
     good: jax.Array, count: int, limits: ExactLimits, mine_prob: jax.Array | None = None,
-    depth: int = 1, tolerance: float = 0.0,
+    depth: int = 1, tolerance: float = 0.0, expand: int = 0,
 ) -> LookaheadScores:
     """Every candidate's scores (``LookaheadScores``; arguments as ``lookahead_choice``).
     Views with one candidate or none are not analysed (their scores are 0)."""
@@ -257,7 +268,7 @@ def lookahead_scores(
         survival = jnp.full(cells.shape, -1.0)
     else:
         survival, outcomes = survival_scores(
-            revealed, counts, mine_count, log_layouts, mine_prob, cells, need, depth, tolerance, limits
+            revealed, counts, mine_count, log_layouts, mine_prob, cells, need, depth, tolerance, limits, expand=expand
         )
         survival = jnp.where(need, survival, 0.0)
     known = outcomes.known & need
@@ -270,7 +281,7 @@ def lookahead_scores(
 def lookahead_choice(
     revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, log_layouts: jax.Array,
     good: jax.Array, count: int, limits: ExactLimits, mine_prob: jax.Array | None = None,
-    depth: int = 1, tolerance: float = 0.0,
+    depth: int = 1, tolerance: float = 0.0, expand: int = 0,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The guess among ``good`` cells by the exact lookahead (module docstring).
 
@@ -286,6 +297,8 @@ def lookahead_choice(
       depth: with survival, the guesses after this one it looks at (1 or 2, static).
       tolerance: with survival at depth 2, the next view's candidates are its cells at
         least ``1 - tolerance`` times as safe as its safest.
+      expand: with survival at depth 2, only this many candidates (those of highest
+        depth-1 score) are scored at depth 2 and can be chosen; 0: all (static).
 
     Returns:
       ``(cell int32[B], progress float32[B], zero float32[B])``: the chosen cell (row-major)
@@ -293,7 +306,7 @@ def lookahead_choice(
       analysis runs there).
     """
     scores = lookahead_scores(revealed, counts, mine_count, log_layouts, good, count, limits, mine_prob, depth,
-                              tolerance)
+                              tolerance, expand)
     best = scores.valid
     for score in ((scores.survival,) if mine_prob is not None else ()) + (scores.progress, scores.zero):
         best = best & (score >= jnp.max(jnp.where(best, score, -1.0), axis=1, keepdims=True) - TIES)

@@ -162,7 +162,7 @@ def _lookahead_cell(view: View, good, log_layouts, solver_cfg: SolverConfig, min
         to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), log_layouts.reshape(-1),
         to_boards(good), solver_cfg.exact_lookahead, solver_cfg.exact_limits,
         None if mine_prob is None else to_boards(mine_prob), solver_cfg.lookahead_depth,
-        solver_cfg.lookahead_tolerance,
+        solver_cfg.lookahead_tolerance, solver_cfg.lookahead_expand,
     )
     return cell.reshape(batch_shape)
 

@@ -128,6 +128,10 @@ class SolverConfig:
         guess and the next) or 2 (and the one after: each view the candidate can lead to
         is worth its own best survival score, its candidates chosen by the same rule;
         about ``9 K`` times the analyses of depth 1).
+      lookahead_expand: with ``lookahead_depth=2``, only this many of the ``K``
+        candidates, those of highest depth-1 score, look the second guess further and can
+        be chosen (about ``9 lookahead_expand`` times the analyses of depth 1); 0 (the
+        default): all of them. In ``[0, exact_lookahead]``.
       endgame_layouts: with exact probabilities, a guess in a view that at most this many
         layouts fit (2..16) is the exhaustive endgame's click (``msjax.solver.endgame``:
         the highest chance of winning over the whole remaining game tree) instead of the
@@ -154,6 +158,7 @@ class SolverConfig:
     lookahead_score: str = "progress"
     lookahead_tolerance: float = 0.0
     lookahead_depth: int = 1
+    lookahead_expand: int = 0
     endgame_layouts: int = 0
 
     def __post_init__(self):
@@ -200,6 +205,16 @@ class SolverConfig:
             )
         if self.probabilities not in ("bp", "exact"):
             raise ValueError(f"SolverConfig.probabilities={self.probabilities!r} must be 'bp' or 'exact'")
+        if not 0 <= self.lookahead_expand <= self.exact_lookahead:
+            raise ValueError(
+                f"SolverConfig.lookahead_expand={self.lookahead_expand} must be in [0, exact_lookahead="
+                f"{self.exact_lookahead}]"
+            )
+        if self.lookahead_expand and self.lookahead_depth != 2:
+            raise ValueError(
+                f"SolverConfig.lookahead_expand={self.lookahead_expand} needs lookahead_depth=2 "
+                f"(got {self.lookahead_depth})"
+            )
         if self.endgame_layouts and not 2 <= self.endgame_layouts <= MAX_ENDGAME_LAYOUTS:
             raise ValueError(
                 f"SolverConfig.endgame_layouts={self.endgame_layouts} must be 0 (off) or in [2, {MAX_ENDGAME_LAYOUTS}]"
