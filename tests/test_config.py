@@ -114,6 +114,10 @@ def test_a_run_without_ppo_needs_the_imitation_stage_and_no_curriculum():
     ]
     with pytest.raises(ValueError, match=r"ppo\.enabled=False needs imitation\.enabled=True"):
         apply_overrides(BASE, ["ppo.enabled=false", "imitation.enabled=false"])
+    curriculum = ["env.H=4", "env.W=5", "env.boards=((4,4,2,2),(4,5,2,4))", "curriculum.enabled=true",
+                  "curriculum.promote_at=0.4"]
+    with pytest.raises(ValueError, match=r"ppo\.enabled=False with curriculum\.enabled=True"):
+        apply_overrides(BASE, curriculum + ["imitation.enabled=true", "ppo.enabled=false"])
     with pytest.raises(ValueError, match=r"PPOConfig\.enabled=1 must be a bool"):
         PPOConfig(enabled=1)
 
