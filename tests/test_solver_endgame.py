@@ -1,8 +1,8 @@
 """The exhaustive endgame (msjax.solver.endgame) against a brute-force minimax written here:
 the game played out click by click, cascades and all, over every layout that fits the view.
 
-One compiled ``solve_endgame`` (5x5 boards, 4 mines, 16 views, up to 8 layouts, one pass of
-the analysis) serves the endgame's checks, and one compiled ``batch_solver_play`` (the exact
+One compiled ``solve_endgame`` (5x5 boards, 4 mines, 16 views, up to 16 layouts: the
+reachable sets' table; one pass of the analysis) serves the endgame's checks, and one compiled ``batch_solver_play`` (the exact
 solver with the endgame, a batch of 8 5x5 games) serves the solver's: the games below that
 check it plays legally and wins, and those that check it plays the endgame's clicks.
 """
@@ -16,17 +16,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_exact import consistent_layouts
 from drawings import position
 from test_solver_exact import BATCH as GAMES
 from test_solver_exact import EXACT_SOLVER
 
 from msjax import env, exact, solver
-from msjax.solver.endgame import distinct_layouts, solve_endgame, win_values
+from msjax.solver.endgame import (
+    MINE, click_values, dense_click_values, distinct_layouts, reachable_sets, solve_endgame,
+)
 from msjax.solver.types import SolverConfig
 
 ENDGAME_SOLVER = dataclasses.replace(EXACT_SOLVER, endgame_layouts=8)
 HEIGHT, WIDTH, MINES, MAX_LAYOUTS = 5, 5, 4, ENDGAME_SOLVER.endgame_layouts
+SOLVED_LAYOUTS = 16  # the bound of the views solved below: above DENSE_LAYOUTS, so by the reachable sets
+SOLVED_SETS = 128  # their table of sets (these views reach fewer)
 LIMITS = ENDGAME_SOLVER.exact_limits
 
 
@@ -75,8 +81,9 @@ def minimax(layouts: list[tuple[bool, ...]], revealed: frozenset) -> tuple[float
 
 
 def endgame_views() -> list[tuple[np.ndarray, np.ndarray, int]]:
-    """16 views of 5x5 games with 4 mines: 14 with 2..8 layouts (the first ``GAMES`` with
-    nothing proved safe), one with more than 8 layouts, one inconsistent."""
+    """16 views of 5x5 games with 4 mines: 14 with 2..12 layouts (the first ``GAMES`` with
+    at most 8 layouts and nothing proved safe, the last three more than 8), one with more
+    than 16 layouts, one inconsistent."""
     rng = np.random.default_rng(3)
     views = []
     while len(views) < 14:
@@ -92,7 +99,11 @@ def endgame_views() -> list[tuple[np.ndarray, np.ndarray, int]]:
         counts = np.where(board.revealed, board.counts, 0)
         layouts = consistent_layouts(board.revealed, counts, MINES)
         unproved = (layouts.any(axis=0) | board.revealed.reshape(-1)).all()  # no cell safe in all
-        if 2 <= len(layouts) <= MAX_LAYOUTS and (unproved or len(views) >= GAMES):
+        if len(views) < GAMES:
+            fits = 2 <= len(layouts) <= MAX_LAYOUTS and unproved
+        else:  # the last three with more layouts than the solver's bound
+            fits = (MAX_LAYOUTS < len(layouts) <= 12) if len(views) >= 11 else 2 <= len(layouts) <= MAX_LAYOUTS
+        if fits:
             views.append((board.revealed.copy(), counts, MINES))
     many = np.zeros((HEIGHT, WIDTH), bool)
     many[0, 0] = True  # a corner 0: the 4 mines on the other 21 cells, 5,985 layouts
@@ -108,7 +119,7 @@ def solve(views, key: int = 0):
     result = solve_endgame(
         jax.random.key(key), jnp.asarray(np.stack([v[0] for v in views])),
         jnp.asarray(np.stack([v[1] for v in views])), jnp.asarray([v[2] for v in views], jnp.int32),
-        max_layouts=MAX_LAYOUTS, limits=LIMITS,
+        max_layouts=SOLVED_LAYOUTS, limits=LIMITS, max_sets=SOLVED_SETS,
     )
     return jax.tree.map(np.asarray, result)
 
@@ -137,7 +148,7 @@ def test_endgame_equals_brute_force_minimax(solved):
 def test_endgame_flags_views_it_cannot_solve(solved):
     _, result, _ = solved
     many, broken = 14, 15
-    assert not result.solved[many] and result.num_layouts[many] > MAX_LAYOUTS
+    assert not result.solved[many] and result.num_layouts[many] > SOLVED_LAYOUTS
     assert not result.solved[broken] and result.cell[broken] == -1 and np.isfinite(result.win).all()
     assert (result.cell_win[[many, broken]] == -1).all()
 
@@ -148,13 +159,78 @@ def test_endgame_does_not_depend_on_the_draws(solved):
     np.testing.assert_allclose(first.win, second.win, atol=1e-6)
 
 
-def test_win_values_of_a_fifty_fifty_and_a_known_layout():
+def classes_of(outcomes: np.ndarray) -> jnp.ndarray:
+    """uint32[C, 9]: the click classes of ``outcomes`` (int[L, C]: what each cell shows in
+    each layout, ``MINE`` for a mine)."""
+    bits = (1 << np.arange(outcomes.shape[0])).astype(np.uint32)
+    return jnp.asarray(np.stack([[bits[outcomes[:, c] == v].sum(dtype=np.uint32) for v in range(MINE)]
+                                 for c in range(outcomes.shape[1])]))
+
+
+def clicks_by_recursion(outcomes: np.ndarray) -> list[float]:
+    """The win chance of clicking each cell first from all the layouts of ``outcomes``
+    (int[L, C]) and playing best after, -1 where the click tells nothing: plain memoised
+    recursion over the sets of layouts."""
+    num_layouts, num_cells = outcomes.shape
+
+    def tells(group, c):
+        shown = {outcomes[layout, c] for layout in group}
+        return MINE in shown or len(shown) > 1
+
+    @functools.lru_cache(maxsize=None)
+    def value(group: frozenset) -> float:
+        if len(group) == 1:
+            return 1.0
+        return max((after(group, c) for c in range(num_cells) if tells(group, c)), default=0.0)
+
+    def after(group, c):
+        parts: dict[int, set] = {}
+        for layout in group:
+            if outcomes[layout, c] != MINE:
+                parts.setdefault(int(outcomes[layout, c]), set()).add(layout)
+        return sum(len(part) * value(frozenset(part)) for part in parts.values()) / len(group)
+
+    everything = frozenset(range(num_layouts))
+    return [after(everything, c) if tells(everything, c) else -1.0 for c in range(num_cells)]
+
+
+SMALL_TABLE = (10, 5)  # layouts, cells of the random click tables below (one compile)
+_small_clicks = jax.jit(functools.partial(click_values, max_sets=1000, num_layouts=SMALL_TABLE[0]))
+_small_dense = jax.jit(functools.partial(dense_click_values, num_layouts=SMALL_TABLE[0]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_both_tables_equal_a_plain_recursion_over_the_sets_of_layouts(seed):
+    # random outcomes (a mine in about one layout in three, else 0..2), all 10 layouts kept
+    rng = np.random.default_rng(seed)
+    num_layouts, num_cells = SMALL_TABLE
+    outcomes = np.where(rng.random((num_layouts, num_cells)) < 0.3, MINE, rng.integers(0, 3, (num_layouts, num_cells)))
+    everything, classes = jnp.uint32(2**num_layouts - 1), classes_of(outcomes)
+    chances, fits = _small_clicks(everything, classes)
+    want = clicks_by_recursion(outcomes)
+    assert bool(fits)
+    np.testing.assert_allclose(np.asarray(chances), want, atol=1e-6)  # the reachable sets
+    np.testing.assert_allclose(np.asarray(_small_dense(everything, classes)), want, atol=1e-6)  # all 2^10 sets
+
+
+def test_click_values_of_a_fifty_fifty_a_free_click_and_a_table_too_small():
     # two layouts, one cell each a mine in one of them: clicking either wins half the time
-    classes = jnp.asarray([[0b10, 0, 0, 0, 0, 0, 0, 0, 0], [0b01, 0, 0, 0, 0, 0, 0, 0, 0]], jnp.int32)
-    np.testing.assert_allclose(np.asarray(win_values(classes, 2)), [0.0, 1.0, 1.0, 0.5])
+    fifty = np.array([[MINE, 0], [0, MINE]])
+    chances, fits = click_values(jnp.uint32(0b11), classes_of(fifty), max_sets=4, num_layouts=2)
+    assert bool(fits) and np.asarray(chances).tolist() == [0.5, 0.5]
     # a safe cell showing 1 in layout 0 and 2 in layout 1 tells them apart for free
-    free = jnp.asarray([[0, 0b01, 0b10, 0, 0, 0, 0, 0, 0]], jnp.int32)
-    assert float(win_values(free, 2)[0b11]) == 1.0
+    free = np.array([[1, MINE], [2, 0]])
+    chances, _ = click_values(jnp.uint32(0b11), classes_of(free), max_sets=4, num_layouts=2)
+    assert np.asarray(chances).tolist() == [1.0, 0.5]
+    # four layouts a cell tells apart one by one: sets {1,2,3}, {2,3} and more to know
+    chain = np.array([[MINE, 0, 0, 0], [0, MINE, 0, 0], [0, 0, MINE, 0], [0, 0, 0, MINE]])
+    sets, fits = reachable_sets(jnp.uint32(0b1111), classes_of(chain), max_sets=2)
+    assert not bool(fits)
+    sets, fits = reachable_sets(jnp.uint32(0b1111), classes_of(chain), max_sets=16)
+    assert bool(fits) and sorted(int(x) for x in np.asarray(sets) if x != 0xFFFFFFFF) == sorted(
+        m for m in range(16) if bin(m).count("1") in (2, 3)
+    )
 
 
 def test_distinct_layouts_keeps_each_layout_once():
@@ -166,8 +242,8 @@ def test_distinct_layouts_keeps_each_layout_once():
 
 
 def test_endgame_layouts_is_checked():
-    with pytest.raises(ValueError, match="endgame_layouts=17 must be 0"):
-        SolverConfig(probabilities="exact", endgame_layouts=17)
+    with pytest.raises(ValueError, match="endgame_layouts=33 must be 0"):
+        SolverConfig(probabilities="exact", endgame_layouts=33)
     with pytest.raises(ValueError, match="endgame_layouts=8 needs probabilities='exact'"):
         SolverConfig(endgame_layouts=8)
     with pytest.raises(ValueError, match="max_layouts=1 must be in"):

@@ -16,24 +16,30 @@ A view with ``n`` consistent layouts (``n <= max_layouts``, a static bound up to
    ``max_cells`` of them, else the view is flagged): a cell safe with the same number
    in every layout tells nothing, one that is a mine in every layout is never clicked.
    For each such cell and number, the set of layouts where the click shows it is a
-   bitmask over the ``n`` layouts (``int32``, so ``n <= 16``).
-3. **The game tree as a DP over sets of layouts.** The player's knowledge is the set
-   ``S`` of layouts still consistent with what it has seen, and its chance to win is
-   ``V(S) = 1`` when ``|S| = 1`` (the layout is known: every safe cell is then proved)
-   and otherwise ``max_c sum_v |S & class(c, v)| / |S| * V(S & class(c, v))`` over the
-   cells whose click splits ``S`` or risks a mine (clicking one that does neither
-   changes nothing). Partitioning by the clicked cell's number is the whole observation:
-   a ``0`` opens its neighbours, which are then safe in every layout left, so what the
-   cascade shows is what the DP may click next for free. Every child set is a proper
-   subset, hence a smaller integer, and the sets are filled in order of their size
-   (``n - 1`` vectorised steps over all ``2^n`` masks), so one view costs
-   ``2^n * max_cells * 9`` gathers.
+   bitmask over the ``n`` layouts (``uint32``, so ``n <= 32``).
+3. **The sets of layouts the player can come to know.** The player's knowledge is the set
+   ``S`` of layouts still consistent with what it has seen. From the view's set, each click
+   splits ``S`` by the number it shows; the sets that some sequence of clicks reaches
+   (``reachable_sets``) are found a click at a time, each round adding every split of the
+   table to it (sorted and deduplicated, ``max_sets`` at most: a view with more is flagged)
+   until a round adds nothing. Far fewer sets are reachable than the ``2^n`` subsets: on
+   8x8x10 games' views with 17 to 32 layouts, a few hundred (ad hoc, a host search of
+   ``msjax.exact``'s games).
+4. **The game tree as a DP over those sets.** The chance to win is ``V(S) = 1`` when
+   ``|S| = 1`` (the layout is known: every safe cell is then proved) and otherwise
+   ``max_c sum_v |S & class(c, v)| / |S| * V(S & class(c, v))`` over the cells whose click
+   splits ``S`` or risks a mine (clicking one that does neither changes nothing).
+   Partitioning by the clicked cell's number is the whole observation: a ``0`` opens its
+   neighbours, which are then safe in every layout left, so what the cascade shows is what
+   the DP may click next for free. ``set_values`` sweeps that equation over the table from
+   ``V = 0`` until a sweep changes nothing (each sweep makes the sets one split taller
+   exact), so one view costs about ``max_sets * max_cells * 9`` gathers per sweep.
 
 The result is the optimal first click (the cell of highest ``V``; ties to the safest,
-then the first in row-major order) and the optimal win probability. Cost and memory grow
-as ``2^n``: 8 layouts is cheap, 16 is the most a mask holds. No tree-search library: the
-tree is small enough to fill exactly, with nothing to sample or prune (PSEQ-D256's
-endgame does the same over up to 256 layouts with a depth-first search on the CPU).
+then the first in row-major order) and the optimal win probability. No tree-search
+library: the tree is small enough to fill exactly, with nothing to sample or prune
+(PSEQ-D256's endgame does the same over up to 256 layouts with a depth-first search on
+the CPU).
 """
 
 from __future__ import annotations
@@ -52,6 +58,10 @@ from msjax.solver.types import MAX_ENDGAME_LAYOUTS, ExactLimits
 
 SAMPLES_PER_LAYOUT = 16  # draws per layout of the bound, deduplicated into the layouts
 MINE = 9  # outcome of a click on a mine; 0..8 are the numbers
+NO_SET = np.uint32(0xFFFFFFFF)  # an empty slot of a table of sets (never a split: splits are proper subsets)
+MAX_SETS = 1024  # default size of the table of sets the player can come to know
+MAX_CELLS = 64  # default most cells whose outcome differs between the layouts
+DENSE_LAYOUTS = 12  # up to this many layouts, V is filled for all 2^n sets (cheaper than finding the reachable)
 TIES = 1e-6  # win chances this close are equal (float32 sums of the same terms in another order)
 
 
@@ -105,10 +115,10 @@ def click_classes(layouts: jax.Array, present: jax.Array, revealed: jax.Array, m
       revealed: bool[H, W]; max_cells: C, static.
 
     Returns:
-      ``(cells int32[C], classes int32[C, 9], fits bool[])`` (``C`` at most the cells): the hidden cells whose outcome
-      differs between layouts (row-major order, -1 past their number), for each the
-      layouts (bit ``l``) where its click shows the number ``v``, and whether all such
-      cells fit in ``C``.
+      ``(cells int32[C], classes uint32[C, 9], fits bool[])`` (``C`` at most the cells): the
+      hidden cells whose outcome differs between layouts (row-major order, -1 past their
+      number), for each the layouts (bit ``l``) where its click shows the number ``v``, and
+      whether all such cells fit in ``C``.
     """
     num_layouts = layouts.shape[0]
     max_cells = min(max_cells, revealed.size)
@@ -118,24 +128,167 @@ def click_classes(layouts: jax.Array, present: jax.Array, revealed: jax.Array, m
     num_differ = jnp.sum(differs, dtype=jnp.int32)
     cells = jnp.argsort(~differs, stable=True)[:max_cells].astype(jnp.int32)
     valid = jnp.arange(max_cells) < num_differ
-    bits = jnp.where(present, jnp.left_shift(jnp.int32(1), jnp.arange(num_layouts, dtype=jnp.int32)), 0)
     shows = outcome[:, cells][:, :, None] == jnp.arange(MINE)  # [L, C, 9]
-    classes = jnp.sum(jnp.where(shows & valid[None, :, None], bits[:, None, None], 0), axis=0, dtype=jnp.int32)
+    bits = layout_bits(present)
+    classes = jnp.sum(jnp.where(shows & valid[None, :, None], bits[:, None, None], jnp.uint32(0)), axis=0,
+                      dtype=jnp.uint32)
     return jnp.where(valid, cells, -1), classes, num_differ <= max_cells
+
+
+def layout_bits(present: jax.Array) -> jax.Array:
+    """uint32[L]: bit ``l`` for each present layout (bool[L]), 0 for the others; their sum
+    is the mask of all present layouts."""
+    one = jnp.left_shift(jnp.uint32(1), jnp.arange(present.shape[-1], dtype=jnp.uint32))
+    return jnp.where(present, one, jnp.uint32(0))
+
+
+def _popcount(masks: jax.Array) -> jax.Array:
+    return jax.lax.population_count(masks).astype(jnp.int32)
+
+
+def _splits(masks: jax.Array, classes: jax.Array) -> jax.Array:
+    """uint32[M, C, 9]: the sets of at least two layouts that each click splits each mask
+    (uint32[M]; ``NO_SET`` entries give none) into; ``NO_SET`` elsewhere."""
+    children = masks[:, None, None] & classes
+    kept = (masks[:, None, None] != NO_SET) & (_popcount(children) >= 2) & (children != masks[:, None, None])
+    return jnp.where(kept, children, NO_SET)
+
+
+def _distinct_sets(masks: jax.Array, capacity: int) -> tuple[jax.Array, jax.Array]:
+    """(uint32[capacity] ascending, ``NO_SET`` past them; int32[] how many there were): the
+    distinct masks of ``masks`` (uint32[N], N >= capacity), ``NO_SET`` entries dropped."""
+    ordered = jnp.sort(masks)
+    first = (ordered != NO_SET) & jnp.concatenate([jnp.ones(1, bool), ordered[1:] != ordered[:-1]])
+    count = jnp.sum(first, dtype=jnp.int32)
+    kept = ordered[jnp.argsort(~first, stable=True)[:capacity]]
+    return jnp.where(jnp.arange(capacity) < count, kept, NO_SET), count
+
+
+def reachable_sets(root: jax.Array, classes: jax.Array, max_sets: int) -> tuple[jax.Array, jax.Array]:
+    """The sets of layouts the player can come to know from ``root`` (uint32[], a mask):
+    every set of at least two layouts that a sequence of clicks (``classes``: uint32[C, 9])
+    splits ``root`` into, ``root`` itself excluded.
+
+    Returns:
+      ``(sets uint32[max_sets], fits bool[])``: the sets in ascending order, ``NO_SET``
+      past them; ``fits``: there are at most ``max_sets`` of them (else ``sets`` holds
+      only some).
+    """
+    start, count = _distinct_sets(
+        jnp.concatenate([jnp.full(max_sets, NO_SET), _splits(root[None], classes).reshape(-1)]), max_sets
+    )
+
+    def grow(carry):  # one more click: the table and every split of it
+        sets, count, _ = carry
+        more, more_count = _distinct_sets(jnp.concatenate([sets, _splits(sets, classes).reshape(-1)]), max_sets)
+        return more, more_count, count
+
+    def growing(carry):
+        _, count, before = carry
+        return (count != before) & (count <= max_sets)
+
+    sets, count, _ = jax.lax.while_loop(growing, grow, (start, count, jnp.int32(-1)))
+    return sets, count <= max_sets
+
+
+class _Clicks(NamedTuple):
+    """What each click does to each of some masks (``[..., C, 9]``): ``size`` int32, the
+    layouts that show each number; ``index`` int32, where that set is in the table (-1 with
+    fewer than two layouts, or not there); ``tells`` bool[..., C]: the click risks a mine
+    or splits the mask."""
+
+    size: jax.Array
+    index: jax.Array
+    tells: jax.Array
+
+
+def _clicks(masks: jax.Array, classes: jax.Array, sets: jax.Array) -> _Clicks:
+    """``_Clicks`` of ``masks`` (uint32[...]) against the table ``sets`` (ascending)."""
+    children = masks[..., None, None] & classes
+    size = _popcount(children)
+    at = jnp.clip(jnp.searchsorted(sets, children), 0, sets.shape[0] - 1)
+    index = jnp.where((sets[at] == children) & (size >= 2), at, -1)
+    return _Clicks(size, index, ~jnp.any(children == masks[..., None, None], axis=-1))
+
+
+def _click_values(masks: jax.Array, clicks: _Clicks, values: jax.Array) -> jax.Array:
+    """float32[..., C]: for each mask (uint32[...]), the win chance of clicking each cell
+    first, -1 where the click tells nothing (``values``: float32[M], V of the table's sets;
+    a set of one layout is won, of none is not there)."""
+    after = jnp.where(clicks.index >= 0, values[jnp.maximum(clicks.index, 0)], (clicks.size == 1).astype(jnp.float32))
+    chance = jnp.sum(clicks.size * after, axis=-1) / jnp.maximum(_popcount(masks), 1)[..., None]
+    return jnp.where(clicks.tells, chance, -1.0)
+
+
+def set_values(sets: jax.Array, classes: jax.Array, num_layouts: int) -> jax.Array:
+    """float32[M]: the optimal win chance ``V(S)`` of each set of the table ``sets``
+    (uint32[M] ascending, ``NO_SET`` entries get 0; every split of a set must be in it:
+    ``reachable_sets``), for click classes uint32[C, 9] over at most ``num_layouts``.
+
+    Sweeps ``V <- max_c sum_v |S_v| / |S| V(S_v)`` over the whole table from ``V = 0``: the
+    sweep is monotone and exact after as many sweeps as the longest chain of splits below
+    a set, so it stops when a sweep changes nothing (at most ``num_layouts`` sweeps).
+    """
+    clicks = _clicks(sets, classes, sets)
+    real = sets != NO_SET
+
+    def sweep(carry):
+        values, _, done = carry
+        best = jnp.max(_click_values(sets, clicks, values), axis=-1)
+        return jnp.where(real, jnp.maximum(best, 0.0), 0.0), values, done + 1
+
+    def changing(carry):
+        values, before, done = carry
+        return jnp.any(values != before) & (done <= num_layouts)
+
+    start = jnp.zeros(sets.shape, jnp.float32)
+    return jax.lax.while_loop(changing, sweep, (start, jnp.full(sets.shape, -1.0), jnp.int32(0)))[0]
+
+
+def click_values(root: jax.Array, classes: jax.Array, max_sets: int, num_layouts: int):
+    """``(float32[C], bool[])``: the win chance of clicking each cell first from the set of
+    layouts ``root`` (uint32[]) and playing best after (-1 where the click tells nothing),
+    for click classes uint32[C, 9] over at most ``num_layouts`` layouts; and whether the
+    ``max_sets`` table held every set the player can come to know (else the chances are
+    not to be used)."""
+    sets, fits = reachable_sets(root, classes, max_sets)
+    values = set_values(sets, classes, num_layouts)
+    return _click_values(root, _clicks(root, classes, sets), values), fits
+
+
+def _dense_click_values(masks: jax.Array, classes: jax.Array, values: jax.Array) -> jax.Array:
+    """float32[..., C]: ``_click_values`` where ``values`` (float32[2^L]) holds V of every mask."""
+    children = masks[..., None, None] & classes  # [..., C, 9], < 2^L: classes hold only layout bits
+    tells = ~jnp.any(children == masks[..., None, None], axis=-1)
+    chance = jnp.sum(_popcount(children) * values[children], axis=-1) / jnp.maximum(_popcount(masks), 1)[..., None]
+    return jnp.where(tells, chance, -1.0)
 
 
 @functools.lru_cache(maxsize=None)
 def _masks_by_size(num_layouts: int) -> np.ndarray:
-    """int32[L - 1, W]: the masks of each size 2..L (padded with ``2^L``, out of range)."""
+    """uint32[L - 1, W]: the masks of each size 2..L (padded with ``2^L``, out of range)."""
     size = 1 << num_layouts
     masks = np.arange(size)
     popcount = np.array([bin(m).count("1") for m in masks])
-    width = math.comb(num_layouts, num_layouts // 2)
-    table = np.full((num_layouts - 1, width), size, np.int32)
+    table = np.full((num_layouts - 1, math.comb(num_layouts, num_layouts // 2)), size, np.uint32)
     for k in range(2, num_layouts + 1):
         of_size = masks[popcount == k]
         table[k - 2, : len(of_size)] = of_size
     return table
+
+
+def dense_click_values(root: jax.Array, classes: jax.Array, num_layouts: int) -> jax.Array:
+    """float32[C]: ``click_values`` by a table of all ``2^num_layouts`` sets of layouts,
+    filled by size (``num_layouts - 1`` vectorised steps): cheaper than the reachable sets
+    for a few layouts (``DENSE_LAYOUTS``), and nothing to flag."""
+    values = (jax.lax.population_count(jnp.arange(1 << num_layouts, dtype=jnp.uint32)) == 1).astype(jnp.float32)
+
+    def fill(values, masks):
+        best = jnp.max(_dense_click_values(masks, classes, values), axis=-1)
+        return values.at[masks].set(best, mode="drop"), None
+
+    values = jax.lax.scan(fill, values, jnp.asarray(_masks_by_size(num_layouts)))[0]
+    return _dense_click_values(root, classes, values)
 
 
 def within_bound(log_layouts: jax.Array, max_layouts: int) -> jax.Array:
@@ -145,42 +298,26 @@ def within_bound(log_layouts: jax.Array, max_layouts: int) -> jax.Array:
     return log_layouts < np.log(max_layouts + 0.5)
 
 
-def endgame_chunk(num_views: int, max_layouts: int, max_cells: int = 64) -> int:
+def table_size(max_layouts: int, max_sets: int = MAX_SETS) -> int:
+    """The reachable-set table's static size: ``max_sets``, or fewer where fewer sets exist
+    (at most ``2^L - L - 2`` sets of 2..L-1 of ``L`` layouts)."""
+    return max(1, min(max_sets, 2**max_layouts - max_layouts - 2))
+
+
+def endgame_chunk(num_views: int, max_layouts: int, max_cells: int = MAX_CELLS) -> int:
     """Views per call of ``solve_endgame`` for a batch of ``num_views``: an eighth of it (few
     views are near their end at once), at most what keeps its largest step near 256 MiB."""
-    per_view = _masks_by_size(max_layouts).shape[1] * max_cells * MINE * 4
+    if max_layouts <= DENSE_LAYOUTS:
+        per_view = math.comb(max_layouts, max_layouts // 2) * max_cells * MINE * 4
+    else:
+        per_view = table_size(max_layouts) * max_cells * MINE * 16  # splits, their sizes and table indices
     return max(1, min(max(8, num_views // 8), (256 << 20) // per_view))
 
 
-def _click_values(mask: jax.Array, classes: jax.Array, values: jax.Array) -> jax.Array:
-    """float32[..., C]: for each mask (int32[...]), the win chance of clicking each cell
-    first, -1 where the click tells nothing (``values``: float32[2^L], V of every mask)."""
-    children = mask[..., None, None] & classes  # [..., C, 9]
-    sizes = jax.lax.population_count(children)
-    mine_or_split = ~jnp.any(children == mask[..., None, None], axis=-1)
-    total = jnp.sum(sizes * values[children], axis=-1)  # children < 2^L: classes hold only layout bits
-    chance = total / jnp.maximum(jax.lax.population_count(mask), 1)[..., None]
-    return jnp.where(mine_or_split, chance, -1.0)
-
-
-def win_values(classes: jax.Array, num_layouts: int) -> jax.Array:
-    """float32[2^L]: the optimal win chance ``V(S)`` of every set of layouts ``S`` (a mask;
-    module docstring), for click classes ``int32[C, 9]`` over ``L = num_layouts`` layouts."""
-    size = 1 << num_layouts
-    popcount = jax.lax.population_count(jnp.arange(size, dtype=jnp.int32))
-    values = (popcount == 1).astype(jnp.float32)
-
-    def fill(values, masks):
-        best = jnp.max(_click_values(masks, classes, values), axis=-1)
-        return values.at[masks].set(best, mode="drop"), None
-
-    return jax.lax.scan(fill, values, jnp.asarray(_masks_by_size(num_layouts)))[0]
-
-
-@functools.partial(jax.jit, static_argnames=("max_layouts", "max_cells", "limits"))
+@functools.partial(jax.jit, static_argnames=("max_layouts", "max_cells", "limits", "max_sets"))
 def solve_endgame(
     key: jax.Array, revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, max_layouts: int = 8,
-    max_cells: int = 64, limits: ExactLimits = ExactLimits(),
+    max_cells: int = MAX_CELLS, limits: ExactLimits = ExactLimits(), max_sets: int = MAX_SETS,
 ) -> Endgame:
     """The exhaustive endgame of each view (module docstring).
 
@@ -191,6 +328,8 @@ def solve_endgame(
       max_layouts: static, 2..``MAX_ENDGAME_LAYOUTS``: views with more layouts are not
         solved; max_cells: static, the most cells whose outcome differs.
       limits: the exact analysis' static sizes.
+      max_sets: static, the most sets of layouts the player can come to know
+        (``reachable_sets``); a view with more is not solved.
 
     Returns:
       ``Endgame``.
@@ -209,14 +348,19 @@ def solve_endgame(
     cells, classes, fits = jax.vmap(functools.partial(click_classes, max_cells=max_cells))(
         layouts.reshape(num_boards, max_layouts, height, width), present, revealed
     )
-    values = jax.vmap(functools.partial(win_values, num_layouts=max_layouts))(classes)
-    everything = jnp.left_shift(jnp.int32(1), found) - 1
-    root = jax.vmap(_click_values)(everything, classes, values)  # [B, C]
+    everything = jnp.sum(layout_bits(present), axis=1, dtype=jnp.uint32)
+    if max_layouts <= DENSE_LAYOUTS:
+        root = jax.vmap(functools.partial(dense_click_values, num_layouts=max_layouts))(everything, classes)
+        known = jnp.ones(num_boards, bool)
+    else:
+        click_chances = functools.partial(click_values, max_sets=table_size(max_layouts, max_sets),
+                                          num_layouts=max_layouts)
+        root, known = jax.vmap(click_chances)(everything, classes)  # [B, C], [B]
     root = jnp.where(cells >= 0, root, -1.0)
     win = jnp.max(root, axis=1)
-    safety = jnp.sum(jax.lax.population_count(everything[:, None, None] & classes), axis=2)
+    safety = jnp.sum(_popcount(everything[:, None, None] & classes), axis=2)
     pick = jnp.argmax(jnp.where(root >= win[:, None] - TIES, safety, -1), axis=1)
-    solved = complete & fits & (win >= 0)
+    solved = complete & fits & known & (win >= 0)
     cell = jnp.where(solved, jnp.take_along_axis(cells, pick[:, None], axis=1)[:, 0], -1)
     slots = jnp.where(cells >= 0, cells, height * width)  # padding dropped
     cell_win = jnp.full((num_boards, height * width), -1.0).at[jnp.arange(num_boards)[:, None], slots].set(

@@ -23,7 +23,7 @@ from msjax import env
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce, with_exact_proofs
-from msjax.solver.endgame import endgame_chunk, solve_endgame, within_bound
+from msjax.solver.endgame import DENSE_LAYOUTS, endgame_chunk, solve_endgame, within_bound
 from msjax.solver.grid import (
     any_cell, at_cell, best_cell, flat_cells, in_chunks, neighbours, on_cells, player_view, to_boards,
 )
@@ -132,26 +132,31 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
         cell = jnp.where(analysis[0], looked, cell)
     if analysis is not None and solver_cfg.endgame_layouts:
         near_end = analysis[0] & ~found & within_bound(analysis[1], solver_cfg.endgame_layouts)
-        cell = _endgame_cell(view, near_end, cell, keys, solver_cfg)
+        cell = _endgame_cell(view, near_end, analysis[1], cell, keys, solver_cfg)
     return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
 
 
-def _endgame_cell(view: View, near_end, cell, keys, solver_cfg: SolverConfig) -> jax.Array:
+def _endgame_cell(view: View, near_end, log_layouts, cell, keys, solver_cfg: SolverConfig) -> jax.Array:
     """int32[*b]: the exhaustive endgame's click (``msjax.solver.endgame``) in the games
-    where ``near_end`` (bool[*b]) and the endgame solves the view; ``cell`` elsewhere."""
+    where ``near_end`` (bool[*b]) and the endgame solves the view; ``cell`` elsewhere.
+    Views with at most ``DENSE_LAYOUTS`` layouts (``log_layouts``: float32[*b]) are solved
+    apart from those with more, each with its own static sizes."""
     batch_shape = view.mine_count.shape
     key = jax.random.fold_in(keys.reshape(-1)[0], 1)  # the result does not depend on it
-    layouts = solver_cfg.endgame_layouts
-
-    def solve(board_view):
-        endgame = solve_endgame(key, *board_view, max_layouts=layouts, limits=solver_cfg.exact_limits)
-        return jnp.where(endgame.solved, endgame.cell, -1)
-
     board_view = (to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1))
-    chosen = in_chunks(near_end.reshape(-1), endgame_chunk(near_end.size, layouts), solve, board_view,
-                       jnp.full(near_end.size, -1, jnp.int32), axis=0)
-    chosen = chosen.reshape(batch_shape)
-    return jnp.where(chosen >= 0, chosen, cell)
+    bound = solver_cfg.endgame_layouts
+    few = within_bound(log_layouts, min(bound, DENSE_LAYOUTS))
+    tiers = [(min(bound, DENSE_LAYOUTS), near_end & few)] + ([(bound, near_end & ~few)] if bound > DENSE_LAYOUTS else [])
+    for layouts, views in tiers:
+
+        def solve(board_view, layouts=layouts):
+            endgame = solve_endgame(key, *board_view, max_layouts=layouts, limits=solver_cfg.exact_limits)
+            return jnp.where(endgame.solved, endgame.cell, -1)
+
+        chosen = in_chunks(views.reshape(-1), endgame_chunk(views.size, layouts), solve, board_view,
+                           jnp.full(views.size, -1, jnp.int32), axis=0)
+        cell = jnp.where(chosen.reshape(batch_shape) >= 0, chosen.reshape(batch_shape), cell)
+    return cell
 
 
 def _lookahead_cell(view: View, good, log_layouts, solver_cfg: SolverConfig, mine_prob=None) -> jax.Array:
