@@ -223,6 +223,10 @@ def test_click_values_of_a_fifty_fifty_a_free_click_and_a_table_too_small():
     free = np.array([[1, MINE], [2, 0]])
     chances, _ = click_values(jnp.uint32(0b11), classes_of(free), max_sets=4, num_layouts=2)
     assert np.asarray(chances).tolist() == [1.0, 0.5]
+    # 32 layouts (every bit of the mask) that five safe cells tell apart for free, a bit each
+    bits = np.array([[(layout >> bit) & 1 for bit in range(5)] for layout in range(32)])
+    chances, fits = click_values(jnp.uint32(0xFFFFFFFF), classes_of(bits), max_sets=256, num_layouts=32)
+    assert bool(fits) and np.asarray(chances).tolist() == [1.0] * 5
     # four layouts a cell tells apart one by one: sets {1,2,3}, {2,3} and more to know
     chain = np.array([[MINE, 0, 0, 0], [0, MINE, 0, 0], [0, 0, MINE, 0], [0, 0, 0, MINE]])
     sets, fits = reachable_sets(jnp.uint32(0b1111), classes_of(chain), max_sets=2)

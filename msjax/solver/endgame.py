@@ -20,9 +20,9 @@ A view with ``n`` consistent layouts (``n <= max_layouts``, a static bound up to
 3. **The sets of layouts the player can come to know.** The player's knowledge is the set
    ``S`` of layouts still consistent with what it has seen. From the view's set, each click
    splits ``S`` by the number it shows; the sets that some sequence of clicks reaches
-   (``reachable_sets``) are found a click at a time, each round adding every split of the
-   table to it (sorted and deduplicated, ``max_sets`` at most: a view with more is flagged)
-   until a round adds nothing. Far fewer sets are reachable than the ``2^n`` subsets: on
+   (``reachable_sets``) are found a click at a time, each round splitting the sets the last
+   one found and merging them into a table (sorted and deduplicated, ``max_sets`` at most:
+   a view with more is flagged) until a round finds nothing new. Far fewer sets are reachable than the ``2^n`` subsets: on
    8x8x10 games' views with 17 to 32 layouts, a few hundred (ad hoc, a host search of
    ``msjax.exact``'s games).
 4. **The game tree as a DP over those sets.** The chance to win is ``V(S) = 1`` when
@@ -58,9 +58,10 @@ from msjax.solver.types import MAX_ENDGAME_LAYOUTS, ExactLimits
 
 SAMPLES_PER_LAYOUT = 16  # draws per layout of the bound, deduplicated into the layouts
 MINE = 9  # outcome of a click on a mine; 0..8 are the numbers
-NO_SET = np.uint32(0xFFFFFFFF)  # an empty slot of a table of sets (never a split: splits are proper subsets)
+NO_SET = np.uint32(0xFFFFFFFF)  # an empty slot of a table of sets (only a view's own set of 32 layouts has
+# all bits: it is never in a table, its splits being proper subsets)
 MAX_SETS = 1024  # default size of the table of sets the player can come to know
-MAX_CELLS = 64  # default most cells whose outcome differs between the layouts
+MAX_CELLS = 32  # default most cells whose outcome differs between the layouts
 DENSE_LAYOUTS = 12  # up to this many layouts, V is filled for all 2^n sets (cheaper than finding the reachable)
 TIES = 1e-6  # win chances this close are equal (float32 sums of the same terms in another order)
 
@@ -146,11 +147,11 @@ def _popcount(masks: jax.Array) -> jax.Array:
     return jax.lax.population_count(masks).astype(jnp.int32)
 
 
-def _splits(masks: jax.Array, classes: jax.Array) -> jax.Array:
+def _splits(masks: jax.Array, real: jax.Array, classes: jax.Array) -> jax.Array:
     """uint32[M, C, 9]: the sets of at least two layouts that each click splits each mask
-    (uint32[M]; ``NO_SET`` entries give none) into; ``NO_SET`` elsewhere."""
+    (uint32[M]; where ``real``, bool[M]) into; ``NO_SET`` elsewhere."""
     children = masks[:, None, None] & classes
-    kept = (masks[:, None, None] != NO_SET) & (_popcount(children) >= 2) & (children != masks[:, None, None])
+    kept = real[:, None, None] & (_popcount(children) >= 2) & (children != masks[:, None, None])
     return jnp.where(kept, children, NO_SET)
 
 
@@ -164,31 +165,43 @@ def _distinct_sets(masks: jax.Array, capacity: int) -> tuple[jax.Array, jax.Arra
     return jnp.where(jnp.arange(capacity) < count, kept, NO_SET), count
 
 
+def _packed(masks: jax.Array, keep: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
+    """(uint32[size], int32[]): the ``masks`` (uint32[N]) where ``keep``, in their order,
+    ``NO_SET`` after them, and how many there were (only ``size`` fit)."""
+    slot = jnp.where(keep, jnp.cumsum(keep) - 1, size)
+    return jnp.full(size, NO_SET).at[slot].set(masks, mode="drop"), jnp.sum(keep, dtype=jnp.int32)
+
+
 def reachable_sets(root: jax.Array, classes: jax.Array, max_sets: int) -> tuple[jax.Array, jax.Array]:
     """The sets of layouts the player can come to know from ``root`` (uint32[], a mask):
     every set of at least two layouts that a sequence of clicks (``classes``: uint32[C, 9])
     splits ``root`` into, ``root`` itself excluded.
 
+    Found a click at a time: each round splits the sets the last round found (at most
+    ``max_sets // 2``, their splits packed into ``4 * max_sets`` slots, most of the
+    ``9 C`` per set being empty), merges them into the table (sorted, deduplicated), and
+    the sets new to it are the next round's; it stops when a round finds none.
+
     Returns:
       ``(sets uint32[max_sets], fits bool[])``: the sets in ascending order, ``NO_SET``
-      past them; ``fits``: there are at most ``max_sets`` of them (else ``sets`` holds
-      only some).
+      past them; ``fits``: every round fit its sizes and the table holds every set (else
+      ``sets`` holds only some).
     """
-    start, count = _distinct_sets(
-        jnp.concatenate([jnp.full(max_sets, NO_SET), _splits(root[None], classes).reshape(-1)]), max_sets
-    )
+    newest, splits = max(1, max_sets // 2), 4 * max_sets
 
-    def grow(carry):  # one more click: the table and every split of it
-        sets, count, _ = carry
-        more, more_count = _distinct_sets(jnp.concatenate([sets, _splits(sets, classes).reshape(-1)]), max_sets)
-        return more, more_count, count
+    def grow(carry):  # split the newest sets and keep those not seen yet
+        table, fresh, num_fresh, fits = carry  # the root may be all ones, as NO_SET: count, not compare
+        children = _splits(fresh, jnp.arange(newest) < num_fresh, classes).reshape(-1)
+        children, num_children = _packed(children, children != NO_SET, splits)
+        merged, count = _distinct_sets(jnp.concatenate([table, children]), max_sets)
+        seen = table[jnp.clip(jnp.searchsorted(table, merged), 0, max_sets - 1)] == merged
+        fresh, num_fresh = _packed(merged, (merged != NO_SET) & ~seen, newest)
+        fits = fits & (num_children <= splits) & (count <= max_sets) & (num_fresh <= newest)
+        return merged, fresh, num_fresh, fits
 
-    def growing(carry):
-        _, count, before = carry
-        return (count != before) & (count <= max_sets)
-
-    sets, count, _ = jax.lax.while_loop(growing, grow, (start, count, jnp.int32(-1)))
-    return sets, count <= max_sets
+    start = (jnp.full(max_sets, NO_SET), jnp.full(newest, NO_SET).at[0].set(root), jnp.int32(1), jnp.bool_(True))
+    table, _, _, fits = jax.lax.while_loop(lambda carry: (carry[2] > 0) & carry[3], grow, start)
+    return table, fits
 
 
 class _Clicks(NamedTuple):
@@ -306,12 +319,13 @@ def table_size(max_layouts: int, max_sets: int = MAX_SETS) -> int:
 
 def endgame_chunk(num_views: int, max_layouts: int, max_cells: int = MAX_CELLS) -> int:
     """Views per call of ``solve_endgame`` for a batch of ``num_views``: an eighth of it (few
-    views are near their end at once), at most what keeps its largest step near 256 MiB."""
+    views are near their end at once; a 256th above ``DENSE_LAYOUTS`` layouts, rarer and
+    dearer), at most what keeps its largest step near 256 MiB."""
     if max_layouts <= DENSE_LAYOUTS:
-        per_view = math.comb(max_layouts, max_layouts // 2) * max_cells * MINE * 4
-    else:
-        per_view = table_size(max_layouts) * max_cells * MINE * 16  # splits, their sizes and table indices
-    return max(1, min(max(8, num_views // 8), (256 << 20) // per_view))
+        per_view, share = math.comb(max_layouts, max_layouts // 2) * max_cells * MINE * 4, max(8, num_views // 8)
+    else:  # the table's clicks: sizes, indices, values
+        per_view, share = table_size(max_layouts) * max_cells * MINE * 16, max(1, num_views // 256)
+    return max(1, min(share, (256 << 20) // per_view))
 
 
 @functools.partial(jax.jit, static_argnames=("max_layouts", "max_cells", "limits", "max_sets"))
