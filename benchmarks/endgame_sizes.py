@@ -93,10 +93,9 @@ def solve(layouts: list[frozenset], hidden: list[int], neighbours) -> tuple[floa
                 split[outcome[cell][layout]] = split.get(outcome[cell][layout], 0) | 1 << layout
         return split
 
-    def after(group: int, cell: int) -> float:
+    def after(group: int, split: dict[int, int]) -> float:  # the win chance of the click that splits so
         size = bin(group).count("1")
-        return sum(bin(part).count("1") / size * value(part) for shown, part in parts(group, cell).items()
-                   if shown != MINE)
+        return sum(bin(part).count("1") / size * value(part) for shown, part in split.items() if shown != MINE)
 
     known: dict[int, float] = {}  # V of the sets of two layouts or more met so far
 
@@ -104,13 +103,14 @@ def solve(layouts: list[frozenset], hidden: list[int], neighbours) -> tuple[floa
         if bin(group).count("1") == 1:
             return 1.0
         if group not in known:
-            known[group] = max((after(group, c) for c in cells if len(parts(group, c)) > 1 or MINE in parts(group, c)),
+            splits = (parts(group, c) for c in cells)
+            known[group] = max((after(group, split) for split in splits if len(split) > 1 or MINE in split),
                                default=0.0)
         return known[group]
 
     everything = (1 << len(layouts)) - 1
     best = value(everything)
-    by_cell = {c: after(everything, c) for c in hidden}
+    by_cell = {c: after(everything, parts(everything, c)) for c in hidden}
     return best, by_cell, len(cells), len(known) - 1  # the view's own set is not in the solver's table
 
 

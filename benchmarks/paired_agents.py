@@ -39,7 +39,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.batch < 1:
         parser.error(f"--batch={args.batch} must be >= 1")
 
-
     from msjax import checkpoint
     from msjax.cli.boards import board_config
     from msjax.evaluate import play_games

@@ -95,7 +95,6 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         parser.error(str(error))
 
-
     height, width, mines = STANDARD_BOARDS[args.board]
     boards = slice(args.first_board, args.first_board + args.games)
     layouts = draw_layouts(height, width, mines, boards.stop, args.seed)[boards]

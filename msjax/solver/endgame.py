@@ -147,11 +147,27 @@ def _popcount(masks: jax.Array) -> jax.Array:
     return jax.lax.population_count(masks).astype(jnp.int32)
 
 
+def _split_by_click(masks: jax.Array, classes: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """What each click does to each mask (uint32[...]): ``(children uint32[..., C, 9], the
+    layouts showing each number; their sizes int32[..., C, 9]; tells bool[..., C], the
+    click risks a mine or splits the mask)``."""
+    children = masks[..., None, None] & classes
+    return children, _popcount(children), ~jnp.any(children == masks[..., None, None], axis=-1)
+
+
+def _chances(masks: jax.Array, sizes: jax.Array, after: jax.Array, tells: jax.Array) -> jax.Array:
+    """float32[..., C]: the win chance of each click from each mask (uint32[...]), given the
+    sizes (int32[..., C, 9]) and values ``after`` (float32[..., C, 9]) of the sets it splits
+    the mask into; -1 where it tells nothing."""
+    chance = jnp.sum(sizes * after, axis=-1) / jnp.maximum(_popcount(masks), 1)[..., None]
+    return jnp.where(tells, chance, -1.0)
+
+
 def _splits(masks: jax.Array, real: jax.Array, classes: jax.Array) -> jax.Array:
     """uint32[M, C, 9]: the sets of at least two layouts that each click splits each mask
     (uint32[M]; where ``real``, bool[M]) into; ``NO_SET`` elsewhere."""
-    children = masks[:, None, None] & classes
-    kept = real[:, None, None] & (_popcount(children) >= 2) & (children != masks[:, None, None])
+    children, sizes, _ = _split_by_click(masks, classes)
+    kept = real[:, None, None] & (sizes >= 2) & (children != masks[:, None, None])
     return jnp.where(kept, children, NO_SET)
 
 
@@ -217,11 +233,9 @@ class _Clicks(NamedTuple):
 
 def _clicks(masks: jax.Array, classes: jax.Array, sets: jax.Array) -> _Clicks:
     """``_Clicks`` of ``masks`` (uint32[...]) against the table ``sets`` (ascending)."""
-    children = masks[..., None, None] & classes
-    size = _popcount(children)
+    children, size, tells = _split_by_click(masks, classes)
     at = jnp.clip(jnp.searchsorted(sets, children), 0, sets.shape[0] - 1)
-    index = jnp.where((sets[at] == children) & (size >= 2), at, -1)
-    return _Clicks(size, index, ~jnp.any(children == masks[..., None, None], axis=-1))
+    return _Clicks(size, jnp.where((sets[at] == children) & (size >= 2), at, -1), tells)
 
 
 def _click_values(masks: jax.Array, clicks: _Clicks, values: jax.Array) -> jax.Array:
@@ -229,8 +243,7 @@ def _click_values(masks: jax.Array, clicks: _Clicks, values: jax.Array) -> jax.A
     first, -1 where the click tells nothing (``values``: float32[M], V of the table's sets;
     a set of one layout is won, of none is not there)."""
     after = jnp.where(clicks.index >= 0, values[jnp.maximum(clicks.index, 0)], (clicks.size == 1).astype(jnp.float32))
-    chance = jnp.sum(clicks.size * after, axis=-1) / jnp.maximum(_popcount(masks), 1)[..., None]
-    return jnp.where(clicks.tells, chance, -1.0)
+    return _chances(masks, clicks.size, after, clicks.tells)
 
 
 def set_values(sets: jax.Array, classes: jax.Array, num_layouts: int) -> jax.Array:
@@ -271,10 +284,8 @@ def click_values(root: jax.Array, classes: jax.Array, max_sets: int, num_layouts
 
 def _dense_click_values(masks: jax.Array, classes: jax.Array, values: jax.Array) -> jax.Array:
     """float32[..., C]: ``_click_values`` where ``values`` (float32[2^L]) holds V of every mask."""
-    children = masks[..., None, None] & classes  # [..., C, 9], < 2^L: classes hold only layout bits
-    tells = ~jnp.any(children == masks[..., None, None], axis=-1)
-    chance = jnp.sum(_popcount(children) * values[children], axis=-1) / jnp.maximum(_popcount(masks), 1)[..., None]
-    return jnp.where(tells, chance, -1.0)
+    children, sizes, tells = _split_by_click(masks, classes)  # children < 2^L: classes hold only layout bits
+    return _chances(masks, sizes, values[children], tells)
 
 
 @functools.lru_cache(maxsize=None)

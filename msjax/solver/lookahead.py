@@ -31,9 +31,10 @@ instead of its best safety: its candidates (its cells at least ``1 - tolerance``
 its safest, as many as at the root) are analysed the same way (``survival_scores`` calls
 itself on the ``B K 9`` views after). The chance to survive this guess and two more,
 exactly, at about ``9 K`` times the analyses of depth 1 (only on the views that need
-them). ``expand`` (``SolverConfig.lookahead_expand``) cuts that to ``9 expand`` times: only the
-``expand`` candidates of highest depth-1 score look the second guess further, and the others
-are not chosen (their survival score is -1). ``lookahead_scores`` gives every candidate's scores (the inspector's overlay).
+them). ``expand`` (``SolverConfig.lookahead_expand``) cuts that to ``9 expand`` times: only
+the ``expand`` candidates of highest depth-1 score look the second guess further, and the
+others are not chosen (their survival score is -1). ``lookahead_scores`` gives every
+candidate's scores (the inspector's overlay).
 No tree-search library: a fixed one-step expectimax over exact chance nodes needs none
 (``mctx``'s stochastic MuZero policy would sample the chance nodes that are exact here).
 """

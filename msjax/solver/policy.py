@@ -145,8 +145,11 @@ def _endgame_cell(view: View, near_end, log_layouts, cell, keys, solver_cfg: Sol
     key = jax.random.fold_in(keys.reshape(-1)[0], 1)  # the result does not depend on it
     board_view = (to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1))
     bound = solver_cfg.endgame_layouts
-    few = within_bound(log_layouts, min(bound, DENSE_LAYOUTS))
-    tiers = [(min(bound, DENSE_LAYOUTS), near_end & few)] + ([(bound, near_end & ~few)] if bound > DENSE_LAYOUTS else [])
+    dense = min(bound, DENSE_LAYOUTS)
+    few = within_bound(log_layouts, dense)
+    tiers = [(dense, near_end & few)]
+    if bound > dense:
+        tiers.append((bound, near_end & ~few))
     for layouts, views in tiers:
 
         def solve(board_view, layouts=layouts):
