@@ -35,6 +35,7 @@ from msjax.exact.player import choose_guess, first_click_cell  # noqa: E402
 
 MINE = 9
 BUCKETS = ((2, 8), (9, 16), (17, 32), (33, 64), (65, 128), (129, 256))
+TABLES = (1024, 4096, 16384, 65536)  # reachable-set table sizes: the loss of the views each would hold
 
 
 def layouts_of(revealed: np.ndarray, counts: np.ndarray, mines: int, neighbours, limit: int) -> list[frozenset]:
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     rows_array = np.array(rows, dtype=float).reshape(-1, 4)
     print(f"{args.games} games, player won {100 * wins / args.games:.2f}%, {time.perf_counter() - began:.0f} s")
     print(f"{'layouts':>9} {'views/game':>10} {'loss/game (pts)':>15} {'changed':>8} {'cells p50/max':>14} "
-          f"{'sets p50/p99/max':>18}")
+          f"{'sets p50/p99/max':>18}  loss held by a table of {'/'.join(map(str, TABLES))} sets")
     buckets = []
     for low, high in BUCKETS:
         if low > args.bound:
@@ -164,11 +165,14 @@ def main(argv: list[str] | None = None) -> None:
                   "changed": float(np.mean(part[:, 1] > 1e-9)),
                   "cells_p50": float(np.median(part[:, 2])), "cells_max": int(part[:, 2].max()),
                   "sets_p50": float(np.median(part[:, 3])), "sets_p99": float(np.percentile(part[:, 3], 99)),
-                  "sets_max": int(part[:, 3].max())}
+                  "sets_max": int(part[:, 3].max()),
+                  "loss_held_by_table": {size: 100 * part[part[:, 3] <= size, 1].sum() / args.games
+                                         for size in TABLES}}
         buckets.append(bucket)
         print(f"{low:>4}-{high:<4} {bucket['views_per_game']:>10.3f} {bucket['loss_points_per_game']:>15.3f} "
               f"{bucket['changed']:>8.2f} {bucket['cells_p50']:>6.0f}/{bucket['cells_max']:<7} "
-              f"{bucket['sets_p50']:>6.0f}/{bucket['sets_p99']:.0f}/{bucket['sets_max']}")
+              f"{bucket['sets_p50']:>6.0f}/{bucket['sets_p99']:.0f}/{bucket['sets_max']}  "
+              + "/".join(f"{held:.3f}" for held in bucket["loss_held_by_table"].values()))
     print(json.dumps({"bench": "endgame_sizes", "board": f"{height}x{width}x{mines}", "games": args.games,
                       "seed": args.seed, "bound": args.bound, "win_rate": wins / args.games, "buckets": buckets}))
 

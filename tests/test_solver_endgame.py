@@ -159,12 +159,19 @@ def test_endgame_does_not_depend_on_the_draws(solved):
     np.testing.assert_allclose(first.win, second.win, atol=1e-6)
 
 
+def mask_of(layouts, num_layouts: int) -> jnp.ndarray:
+    """uint32[words]: the mask of the set ``layouts`` (ints) over ``num_layouts`` layouts,
+    bit ``l % 32`` of word ``l // 32``, written out here."""
+    value = sum(1 << int(layout) for layout in layouts)
+    return jnp.asarray([(value >> (32 * w)) & 0xFFFFFFFF for w in range(-(-num_layouts // 32))], jnp.uint32)
+
+
 def classes_of(outcomes: np.ndarray) -> jnp.ndarray:
-    """uint32[C, 9]: the click classes of ``outcomes`` (int[L, C]: what each cell shows in
-    each layout, ``MINE`` for a mine)."""
-    bits = (1 << np.arange(outcomes.shape[0])).astype(np.uint32)
-    return jnp.asarray(np.stack([[bits[outcomes[:, c] == v].sum(dtype=np.uint32) for v in range(MINE)]
-                                 for c in range(outcomes.shape[1])]))
+    """uint32[C, 9, words]: the click classes of ``outcomes`` (int[L, C]: what each cell
+    shows in each layout, ``MINE`` for a mine)."""
+    num_layouts, num_cells = outcomes.shape
+    return jnp.stack([jnp.stack([mask_of(np.flatnonzero(outcomes[:, c] == v), num_layouts) for v in range(MINE)])
+                      for c in range(num_cells)])
 
 
 def clicks_by_recursion(outcomes: np.ndarray) -> list[float]:
@@ -197,16 +204,22 @@ def clicks_by_recursion(outcomes: np.ndarray) -> list[float]:
 SMALL_TABLE = (10, 5)  # layouts, cells of the random click tables below (one compile)
 _small_clicks = jax.jit(functools.partial(click_values, max_sets=1000, num_layouts=SMALL_TABLE[0]))
 _small_dense = jax.jit(functools.partial(dense_click_values, num_layouts=SMALL_TABLE[0]))
+LARGE_TABLE = (45, 5)  # two words per mask
+_large_clicks = jax.jit(functools.partial(click_values, max_sets=1024, num_layouts=LARGE_TABLE[0]))
+
+
+def random_outcomes(seed: int, num_layouts: int, num_cells: int) -> np.ndarray:
+    """int[L, C]: a mine in about one layout in three, else 0..2."""
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random((num_layouts, num_cells)) < 0.3, MINE, rng.integers(0, 3, (num_layouts, num_cells)))
 
 
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**31 - 1))
 def test_both_tables_equal_a_plain_recursion_over_the_sets_of_layouts(seed):
-    # random outcomes (a mine in about one layout in three, else 0..2), all 10 layouts kept
-    rng = np.random.default_rng(seed)
-    num_layouts, num_cells = SMALL_TABLE
-    outcomes = np.where(rng.random((num_layouts, num_cells)) < 0.3, MINE, rng.integers(0, 3, (num_layouts, num_cells)))
-    everything, classes = jnp.uint32(2**num_layouts - 1), classes_of(outcomes)
+    num_layouts, _ = SMALL_TABLE
+    outcomes = random_outcomes(seed, *SMALL_TABLE)
+    everything, classes = mask_of(range(num_layouts), num_layouts), classes_of(outcomes)
     chances, fits = _small_clicks(everything, classes)
     want = clicks_by_recursion(outcomes)
     assert bool(fits)
@@ -214,25 +227,38 @@ def test_both_tables_equal_a_plain_recursion_over_the_sets_of_layouts(seed):
     np.testing.assert_allclose(np.asarray(_small_dense(everything, classes)), want, atol=1e-6)  # all 2^10 sets
 
 
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_two_word_masks_equal_a_plain_recursion(seed):
+    # 45 layouts: the sets are masks of two words, sorted and searched word by word
+    num_layouts, _ = LARGE_TABLE
+    outcomes = random_outcomes(seed, *LARGE_TABLE)
+    chances, fits = _large_clicks(mask_of(range(num_layouts), num_layouts), classes_of(outcomes))
+    assert bool(fits)
+    np.testing.assert_allclose(np.asarray(chances), clicks_by_recursion(outcomes), atol=1e-5)
+
+
 def test_click_values_of_a_fifty_fifty_a_free_click_and_a_table_too_small():
     # two layouts, one cell each a mine in one of them: clicking either wins half the time
     fifty = np.array([[MINE, 0], [0, MINE]])
-    chances, fits = click_values(jnp.uint32(0b11), classes_of(fifty), max_sets=4, num_layouts=2)
+    chances, fits = click_values(mask_of([0, 1], 2), classes_of(fifty), max_sets=4, num_layouts=2)
     assert bool(fits) and np.asarray(chances).tolist() == [0.5, 0.5]
     # a safe cell showing 1 in layout 0 and 2 in layout 1 tells them apart for free
     free = np.array([[1, MINE], [2, 0]])
-    chances, _ = click_values(jnp.uint32(0b11), classes_of(free), max_sets=4, num_layouts=2)
+    chances, _ = click_values(mask_of([0, 1], 2), classes_of(free), max_sets=4, num_layouts=2)
     assert np.asarray(chances).tolist() == [1.0, 0.5]
-    # 32 layouts (every bit of the mask) that five safe cells tell apart for free, a bit each
-    bits = np.array([[(layout >> bit) & 1 for bit in range(5)] for layout in range(32)])
-    chances, fits = click_values(jnp.uint32(0xFFFFFFFF), classes_of(bits), max_sets=256, num_layouts=32)
-    assert bool(fits) and np.asarray(chances).tolist() == [1.0] * 5
+    # 32 and 64 layouts (every bit of the mask) that safe cells tell apart for free, a bit each
+    for num_bits in (5, 6):
+        bits = np.array([[(layout >> bit) & 1 for bit in range(num_bits)] for layout in range(2**num_bits)])
+        chances, fits = click_values(mask_of(range(2**num_bits), 2**num_bits), classes_of(bits), max_sets=1024,
+                                     num_layouts=2**num_bits)
+        assert bool(fits) and np.asarray(chances).tolist() == [1.0] * num_bits
     # four layouts a cell tells apart one by one: sets {1,2,3}, {2,3} and more to know
     chain = np.array([[MINE, 0, 0, 0], [0, MINE, 0, 0], [0, 0, MINE, 0], [0, 0, 0, MINE]])
-    sets, fits = reachable_sets(jnp.uint32(0b1111), classes_of(chain), max_sets=2)
+    sets, fits = reachable_sets(mask_of(range(4), 4), classes_of(chain), max_sets=2)
     assert not bool(fits)
-    sets, fits = reachable_sets(jnp.uint32(0b1111), classes_of(chain), max_sets=16)
-    assert bool(fits) and sorted(int(x) for x in np.asarray(sets) if x != 0xFFFFFFFF) == sorted(
+    sets, fits = reachable_sets(mask_of(range(4), 4), classes_of(chain), max_sets=16)
+    assert bool(fits) and sorted(int(x) for x in np.asarray(sets)[:, 0] if x != 0xFFFFFFFF) == sorted(
         m for m in range(16) if bin(m).count("1") in (2, 3)
     )
 
@@ -246,8 +272,8 @@ def test_distinct_layouts_keeps_each_layout_once():
 
 
 def test_endgame_layouts_is_checked():
-    with pytest.raises(ValueError, match="endgame_layouts=33 must be 0"):
-        SolverConfig(probabilities="exact", endgame_layouts=33)
+    with pytest.raises(ValueError, match="endgame_layouts=65 must be 0"):
+        SolverConfig(probabilities="exact", endgame_layouts=65)
     with pytest.raises(ValueError, match="endgame_layouts=8 needs probabilities='exact'"):
         SolverConfig(endgame_layouts=8)
     with pytest.raises(ValueError, match="max_layouts=1 must be in"):

@@ -16,7 +16,9 @@ A view with ``n`` consistent layouts (``n <= max_layouts``, a static bound up to
    ``max_cells`` of them, else the view is flagged): a cell safe with the same number
    in every layout tells nothing, one that is a mine in every layout is never clicked.
    For each such cell and number, the set of layouts where the click shows it is a
-   bitmask over the ``n`` layouts (``uint32``, so ``n <= 32``).
+   bitmask over the ``n`` layouts: ``ceil(n / 32)`` ``uint32`` words (``words``), layout
+   ``l`` at bit ``l % 32`` of word ``l // 32``; tables of masks are sorted by their words
+   in order (word 0 first).
 3. **The sets of layouts the player can come to know.** The player's knowledge is the set
    ``S`` of layouts still consistent with what it has seen. From the view's set, each click
    splits ``S`` by the number it shows; the sets that some sequence of clicks reaches
@@ -58,10 +60,13 @@ from msjax.solver.types import MAX_ENDGAME_LAYOUTS, ExactLimits
 
 SAMPLES_PER_LAYOUT = 16  # draws per layout of the bound, deduplicated into the layouts
 MINE = 9  # outcome of a click on a mine; 0..8 are the numbers
-NO_SET = np.uint32(0xFFFFFFFF)  # an empty slot of a table of sets (only a view's own set of 32 layouts has
-# all bits: it is never in a table, its splits being proper subsets)
-MAX_SETS = 1024  # default size of the table of sets the player can come to know
-MAX_CELLS = 32  # default most cells whose outcome differs between the layouts
+WORD = 32  # layouts per uint32 word of a mask
+NO_SET = np.uint32(0xFFFFFFFF)  # every word of an empty slot of a table of sets (only a view's own set of
+# 32 or 64 layouts has all bits: it is never in a table, its splits being proper subsets)
+MAX_SETS = 1024  # default size of the table of sets the player can come to know, up to 32 layouts
+MAX_CELLS = 32  # default most cells whose outcome differs between the layouts, up to 32 layouts
+LARGE_SETS = 4096  # the same two above 32 layouts (8x8x10's views of 33-64 layouts: the table holds the
+LARGE_CELLS = 40  # views of 95% of what their endgame wins, at most 38 cells; benchmarks/endgame_sizes.py)
 DENSE_LAYOUTS = 12  # up to this many layouts, V is filled for all 2^n sets (cheaper than finding the reachable)
 TIES = 1e-6  # win chances this close are equal (float32 sums of the same terms in another order)
 
@@ -87,6 +92,17 @@ class Endgame(NamedTuple):
     cell_win: jax.Array
     solved: jax.Array
     num_layouts: jax.Array
+
+
+def words(num_layouts: int) -> int:
+    """The uint32 words of a mask over ``num_layouts`` layouts."""
+    return -(-num_layouts // WORD)
+
+
+def default_sizes(max_layouts: int) -> tuple[int, int]:
+    """``(max_sets, max_cells)`` for the bound ``max_layouts``: ``MAX_SETS, MAX_CELLS`` up
+    to 32 layouts, ``LARGE_SETS, LARGE_CELLS`` above."""
+    return (MAX_SETS, MAX_CELLS) if max_layouts <= WORD else (LARGE_SETS, LARGE_CELLS)
 
 
 def _hash_weights(num_cells: int) -> jax.Array:
@@ -116,7 +132,7 @@ def click_classes(layouts: jax.Array, present: jax.Array, revealed: jax.Array, m
       revealed: bool[H, W]; max_cells: C, static.
 
     Returns:
-      ``(cells int32[C], classes uint32[C, 9], fits bool[])`` (``C`` at most the cells): the
+      ``(cells int32[C], classes uint32[C, 9, words(L)], fits bool[])`` (``C`` at most the cells): the
       hidden cells whose outcome differs between layouts (row-major order, -1 past their
       number), for each the layouts (bit ``l``) where its click shows the number ``v``, and
       whether all such cells fit in ``C``.
@@ -131,32 +147,78 @@ def click_classes(layouts: jax.Array, present: jax.Array, revealed: jax.Array, m
     valid = jnp.arange(max_cells) < num_differ
     shows = outcome[:, cells][:, :, None] == jnp.arange(MINE)  # [L, C, 9]
     bits = layout_bits(present)
-    classes = jnp.sum(jnp.where(shows & valid[None, :, None], bits[:, None, None], jnp.uint32(0)), axis=0,
-                      dtype=jnp.uint32)
+    classes = jnp.sum(jnp.where((shows & valid[None, :, None])[..., None], bits[:, None, None], jnp.uint32(0)),
+                      axis=0, dtype=jnp.uint32)
     return jnp.where(valid, cells, -1), classes, num_differ <= max_cells
 
 
 def layout_bits(present: jax.Array) -> jax.Array:
-    """uint32[L]: bit ``l`` for each present layout (bool[L]), 0 for the others; their sum
-    is the mask of all present layouts."""
-    one = jnp.left_shift(jnp.uint32(1), jnp.arange(present.shape[-1], dtype=jnp.uint32))
-    return jnp.where(present, one, jnp.uint32(0))
+    """uint32[..., L, words(L)]: the mask of each present layout (bool[..., L]; bit ``l %
+    32`` of word ``l // 32``), 0 for the others; their sum is the mask of all present
+    layouts."""
+    layout = np.arange(present.shape[-1])
+    word = np.arange(words(present.shape[-1]))
+    one = np.where(word == layout[:, None] // WORD, np.left_shift(np.uint32(1), (layout % WORD).astype(np.uint32))[:, None],
+                   np.uint32(0))
+    return jnp.where(present[..., None], one, jnp.uint32(0))
 
 
 def _popcount(masks: jax.Array) -> jax.Array:
-    return jax.lax.population_count(masks).astype(jnp.int32)
+    """int32[...]: the layouts in each mask (uint32[..., words])."""
+    return jnp.sum(jax.lax.population_count(masks), axis=-1, dtype=jnp.int32)
+
+
+def _same(a: jax.Array, b: jax.Array) -> jax.Array:
+    """bool[...]: the masks (uint32[..., words]) are equal."""
+    return jnp.all(a == b, axis=-1)
+
+
+def _empty(masks: jax.Array) -> jax.Array:
+    """bool[...]: the slots (uint32[..., words]) that hold ``NO_SET``."""
+    return jnp.all(masks == NO_SET, axis=-1)
+
+
+def _below(a: jax.Array, b: jax.Array) -> jax.Array:
+    """bool[...]: mask ``a`` sorts before ``b`` (uint32[..., words]; by word 0, then 1...)."""
+    below, equal = jnp.zeros(a.shape[:-1], bool), jnp.ones(a.shape[:-1], bool)
+    for word in range(a.shape[-1]):
+        below, equal = below | (equal & (a[..., word] < b[..., word])), equal & (a[..., word] == b[..., word])
+    return below
+
+
+def _search(table: jax.Array, masks: jax.Array) -> jax.Array:
+    """int32[...]: for each mask (uint32[..., words]), the first row of ``table``
+    (uint32[M, words], sorted) not below it (``M`` where none)."""
+    if table.shape[-1] == 1:
+        return jnp.searchsorted(table[:, 0], masks[..., 0]).astype(jnp.int32)
+    size = table.shape[0]
+
+    def halve(_, bounds):  # binary search: the answer stays in [low, high]
+        low, high = bounds
+        middle = (low + high) // 2
+        below = _below(table[jnp.minimum(middle, size - 1)], masks) & (low < high)
+        return jnp.where(below, middle + 1, low), jnp.where(below | (low >= high), high, middle)
+
+    start = (jnp.zeros(masks.shape[:-1], jnp.int32), jnp.full(masks.shape[:-1], size, jnp.int32))
+    return jax.lax.fori_loop(0, size.bit_length(), halve, start)[0]
+
+
+def _sorted(masks: jax.Array) -> jax.Array:
+    """uint32[N, words]: the rows of ``masks`` in ascending order (``NO_SET`` last)."""
+    columns = jax.lax.sort(tuple(masks[:, word] for word in range(masks.shape[1])), num_keys=masks.shape[1])
+    return jnp.stack(columns, axis=1)
 
 
 def _split_by_click(masks: jax.Array, classes: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """What each click does to each mask (uint32[...]): ``(children uint32[..., C, 9], the
-    layouts showing each number; their sizes int32[..., C, 9]; tells bool[..., C], the
-    click risks a mine or splits the mask)``."""
-    children = masks[..., None, None] & classes
-    return children, _popcount(children), ~jnp.any(children == masks[..., None, None], axis=-1)
+    """What each click does to each mask (uint32[..., words]): ``(children uint32[..., C, 9,
+    words], the layouts showing each number; their sizes int32[..., C, 9]; tells bool[...,
+    C], the click risks a mine or splits the mask)``."""
+    children = masks[..., None, None, :] & classes
+    return children, _popcount(children), ~jnp.any(_same(children, masks[..., None, None, :]), axis=-1)
 
 
 def _chances(masks: jax.Array, sizes: jax.Array, after: jax.Array, tells: jax.Array) -> jax.Array:
-    """float32[..., C]: the win chance of each click from each mask (uint32[...]), given the
+    """float32[..., C]: the win chance of each click from each mask (uint32[..., words]), given the
     sizes (int32[..., C, 9]) and values ``after`` (float32[..., C, 9]) of the sets it splits
     the mask into; -1 where it tells nothing."""
     chance = jnp.sum(sizes * after, axis=-1) / jnp.maximum(_popcount(masks), 1)[..., None]
@@ -164,34 +226,36 @@ def _chances(masks: jax.Array, sizes: jax.Array, after: jax.Array, tells: jax.Ar
 
 
 def _splits(masks: jax.Array, real: jax.Array, classes: jax.Array) -> jax.Array:
-    """uint32[M, C, 9]: the sets of at least two layouts that each click splits each mask
-    (uint32[M]; where ``real``, bool[M]) into; ``NO_SET`` elsewhere."""
+    """uint32[M, C, 9, words]: the sets of at least two layouts that each click splits each
+    mask (uint32[M, words]; where ``real``, bool[M]) into; ``NO_SET`` elsewhere."""
     children, sizes, _ = _split_by_click(masks, classes)
-    kept = real[:, None, None] & (sizes >= 2) & (children != masks[:, None, None])
-    return jnp.where(kept, children, NO_SET)
+    kept = real[:, None, None] & (sizes >= 2) & ~_same(children, masks[:, None, None, :])
+    return jnp.where(kept[..., None], children, NO_SET)
 
 
 def _distinct_sets(masks: jax.Array, capacity: int) -> tuple[jax.Array, jax.Array]:
-    """(uint32[capacity] ascending, ``NO_SET`` past them; int32[] how many there were): the
-    distinct masks of ``masks`` (uint32[N], N >= capacity), ``NO_SET`` entries dropped."""
-    ordered = jnp.sort(masks)
-    first = (ordered != NO_SET) & jnp.concatenate([jnp.ones(1, bool), ordered[1:] != ordered[:-1]])
+    """(uint32[capacity, words] ascending, ``NO_SET`` past them; int32[] how many there
+    were): the distinct masks of ``masks`` (uint32[N, words], N >= capacity), ``NO_SET``
+    entries dropped."""
+    ordered = _sorted(masks)
+    first = ~_empty(ordered) & jnp.concatenate([jnp.ones(1, bool), ~_same(ordered[1:], ordered[:-1])])
     count = jnp.sum(first, dtype=jnp.int32)
     kept = ordered[jnp.argsort(~first, stable=True)[:capacity]]
-    return jnp.where(jnp.arange(capacity) < count, kept, NO_SET), count
+    return jnp.where((jnp.arange(capacity) < count)[:, None], kept, NO_SET), count
 
 
 def _packed(masks: jax.Array, keep: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
-    """(uint32[size], int32[]): the ``masks`` (uint32[N]) where ``keep``, in their order,
-    ``NO_SET`` after them, and how many there were (only ``size`` fit)."""
+    """(uint32[size, words], int32[]): the ``masks`` (uint32[N, words]) where ``keep``, in
+    their order, ``NO_SET`` after them, and how many there were (only ``size`` fit)."""
     slot = jnp.where(keep, jnp.cumsum(keep) - 1, size)
-    return jnp.full(size, NO_SET).at[slot].set(masks, mode="drop"), jnp.sum(keep, dtype=jnp.int32)
+    empty = jnp.full((size, masks.shape[1]), NO_SET)
+    return empty.at[slot].set(masks, mode="drop"), jnp.sum(keep, dtype=jnp.int32)
 
 
 def reachable_sets(root: jax.Array, classes: jax.Array, max_sets: int) -> tuple[jax.Array, jax.Array]:
-    """The sets of layouts the player can come to know from ``root`` (uint32[], a mask):
-    every set of at least two layouts that a sequence of clicks (``classes``: uint32[C, 9])
-    splits ``root`` into, ``root`` itself excluded.
+    """The sets of layouts the player can come to know from ``root`` (uint32[words], a
+    mask): every set of at least two layouts that a sequence of clicks (``classes``:
+    uint32[C, 9, words]) splits ``root`` into, ``root`` itself excluded.
 
     Found a click at a time: each round splits the sets the last round found (at most
     ``max_sets // 2``, their splits packed into ``4 * max_sets`` slots, most of the
@@ -199,23 +263,24 @@ def reachable_sets(root: jax.Array, classes: jax.Array, max_sets: int) -> tuple[
     the sets new to it are the next round's; it stops when a round finds none.
 
     Returns:
-      ``(sets uint32[max_sets], fits bool[])``: the sets in ascending order, ``NO_SET``
+      ``(sets uint32[max_sets, words], fits bool[])``: the sets in ascending order, ``NO_SET``
       past them; ``fits``: every round fit its sizes and the table holds every set (else
       ``sets`` holds only some).
     """
-    newest, splits = max(1, max_sets // 2), 4 * max_sets
+    newest, splits, num_words = max(1, max_sets // 2), 4 * max_sets, root.shape[-1]
 
     def grow(carry):  # split the newest sets and keep those not seen yet
         table, fresh, num_fresh, fits = carry  # the root may be all ones, as NO_SET: count, not compare
-        children = _splits(fresh, jnp.arange(newest) < num_fresh, classes).reshape(-1)
-        children, num_children = _packed(children, children != NO_SET, splits)
+        children = _splits(fresh, jnp.arange(newest) < num_fresh, classes).reshape(-1, num_words)
+        children, num_children = _packed(children, ~_empty(children), splits)
         merged, count = _distinct_sets(jnp.concatenate([table, children]), max_sets)
-        seen = table[jnp.clip(jnp.searchsorted(table, merged), 0, max_sets - 1)] == merged
-        fresh, num_fresh = _packed(merged, (merged != NO_SET) & ~seen, newest)
+        seen = _same(table[jnp.clip(_search(table, merged), 0, max_sets - 1)], merged)
+        fresh, num_fresh = _packed(merged, ~_empty(merged) & ~seen, newest)
         fits = fits & (num_children <= splits) & (count <= max_sets) & (num_fresh <= newest)
         return merged, fresh, num_fresh, fits
 
-    start = (jnp.full(max_sets, NO_SET), jnp.full(newest, NO_SET).at[0].set(root), jnp.int32(1), jnp.bool_(True))
+    start = (jnp.full((max_sets, num_words), NO_SET), jnp.full((newest, num_words), NO_SET).at[0].set(root),
+             jnp.int32(1), jnp.bool_(True))
     table, _, _, fits = jax.lax.while_loop(lambda carry: (carry[2] > 0) & carry[3], grow, start)
     return table, fits
 
@@ -232,14 +297,14 @@ class _Clicks(NamedTuple):
 
 
 def _clicks(masks: jax.Array, classes: jax.Array, sets: jax.Array) -> _Clicks:
-    """``_Clicks`` of ``masks`` (uint32[...]) against the table ``sets`` (ascending)."""
+    """``_Clicks`` of ``masks`` (uint32[..., words]) against the table ``sets`` (ascending)."""
     children, size, tells = _split_by_click(masks, classes)
-    at = jnp.clip(jnp.searchsorted(sets, children), 0, sets.shape[0] - 1)
-    return _Clicks(size, jnp.where((sets[at] == children) & (size >= 2), at, -1), tells)
+    at = jnp.clip(_search(sets, children), 0, sets.shape[0] - 1)
+    return _Clicks(size, jnp.where(_same(sets[at], children) & (size >= 2), at, -1), tells)
 
 
 def _click_values(masks: jax.Array, clicks: _Clicks, values: jax.Array) -> jax.Array:
-    """float32[..., C]: for each mask (uint32[...]), the win chance of clicking each cell
+    """float32[..., C]: for each mask (uint32[..., words]), the win chance of clicking each cell
     first, -1 where the click tells nothing (``values``: float32[M], V of the table's sets;
     a set of one layout is won, of none is not there)."""
     after = jnp.where(clicks.index >= 0, values[jnp.maximum(clicks.index, 0)], (clicks.size == 1).astype(jnp.float32))
@@ -248,15 +313,16 @@ def _click_values(masks: jax.Array, clicks: _Clicks, values: jax.Array) -> jax.A
 
 def set_values(sets: jax.Array, classes: jax.Array, num_layouts: int) -> jax.Array:
     """float32[M]: the optimal win chance ``V(S)`` of each set of the table ``sets``
-    (uint32[M] ascending, ``NO_SET`` entries get 0; every split of a set must be in it:
-    ``reachable_sets``), for click classes uint32[C, 9] over at most ``num_layouts``.
+    (uint32[M, words] ascending, ``NO_SET`` entries get 0; every split of a set must be in
+    it: ``reachable_sets``), for click classes uint32[C, 9, words] over at most
+    ``num_layouts``.
 
     Sweeps ``V <- max_c sum_v |S_v| / |S| V(S_v)`` over the whole table from ``V = 0``: the
     sweep is monotone and exact after as many sweeps as the longest chain of splits below
     a set, so it stops when a sweep changes nothing (at most ``num_layouts`` sweeps).
     """
     clicks = _clicks(sets, classes, sets)
-    real = sets != NO_SET
+    real = ~_empty(sets)
 
     def sweep(carry):
         values, _, done = carry
@@ -267,14 +333,14 @@ def set_values(sets: jax.Array, classes: jax.Array, num_layouts: int) -> jax.Arr
         values, before, done = carry
         return jnp.any(values != before) & (done <= num_layouts)
 
-    start = jnp.zeros(sets.shape, jnp.float32)
-    return jax.lax.while_loop(changing, sweep, (start, jnp.full(sets.shape, -1.0), jnp.int32(0)))[0]
+    start = jnp.zeros(sets.shape[:1], jnp.float32)
+    return jax.lax.while_loop(changing, sweep, (start, jnp.full(sets.shape[:1], -1.0), jnp.int32(0)))[0]
 
 
 def click_values(root: jax.Array, classes: jax.Array, max_sets: int, num_layouts: int):
     """``(float32[C], bool[])``: the win chance of clicking each cell first from the set of
-    layouts ``root`` (uint32[]) and playing best after (-1 where the click tells nothing),
-    for click classes uint32[C, 9] over at most ``num_layouts`` layouts; and whether the
+    layouts ``root`` (uint32[words]) and playing best after (-1 where the click tells
+    nothing), for click classes uint32[C, 9, words] over at most ``num_layouts`` layouts; and whether the
     ``max_sets`` table held every set the player can come to know (else the chances are
     not to be used)."""
     sets, fits = reachable_sets(root, classes, max_sets)
@@ -283,14 +349,15 @@ def click_values(root: jax.Array, classes: jax.Array, max_sets: int, num_layouts
 
 
 def _dense_click_values(masks: jax.Array, classes: jax.Array, values: jax.Array) -> jax.Array:
-    """float32[..., C]: ``_click_values`` where ``values`` (float32[2^L]) holds V of every mask."""
+    """float32[..., C]: ``_click_values`` where ``values`` (float32[2^L]) holds V of every
+    mask (one word: ``L <= DENSE_LAYOUTS``)."""
     children, sizes, tells = _split_by_click(masks, classes)  # children < 2^L: classes hold only layout bits
-    return _chances(masks, sizes, values[children], tells)
+    return _chances(masks, sizes, values[children[..., 0]], tells)
 
 
 @functools.lru_cache(maxsize=None)
 def _masks_by_size(num_layouts: int) -> np.ndarray:
-    """uint32[L - 1, W]: the masks of each size 2..L (padded with ``2^L``, out of range)."""
+    """uint32[L - 1, N, 1]: the masks of each size 2..L (padded with ``2^L``, out of range)."""
     size = 1 << num_layouts
     masks = np.arange(size)
     popcount = np.array([bin(m).count("1") for m in masks])
@@ -298,7 +365,7 @@ def _masks_by_size(num_layouts: int) -> np.ndarray:
     for k in range(2, num_layouts + 1):
         of_size = masks[popcount == k]
         table[k - 2, : len(of_size)] = of_size
-    return table
+    return table[..., None]
 
 
 def dense_click_values(root: jax.Array, classes: jax.Array, num_layouts: int) -> jax.Array:
@@ -309,7 +376,7 @@ def dense_click_values(root: jax.Array, classes: jax.Array, num_layouts: int) ->
 
     def fill(values, masks):
         best = jnp.max(_dense_click_values(masks, classes, values), axis=-1)
-        return values.at[masks].set(best, mode="drop"), None
+        return values.at[masks[:, 0]].set(best, mode="drop"), None
 
     values = jax.lax.scan(fill, values, jnp.asarray(_masks_by_size(num_layouts)))[0]
     return _dense_click_values(root, classes, values)
@@ -322,27 +389,30 @@ def within_bound(log_layouts: jax.Array, max_layouts: int) -> jax.Array:
     return log_layouts < np.log(max_layouts + 0.5)
 
 
-def table_size(max_layouts: int, max_sets: int = MAX_SETS) -> int:
-    """The reachable-set table's static size: ``max_sets``, or fewer where fewer sets exist
-    (at most ``2^L - L - 2`` sets of 2..L-1 of ``L`` layouts)."""
+def table_size(max_layouts: int, max_sets: int | None = None) -> int:
+    """The reachable-set table's static size: ``max_sets`` (default: ``default_sizes``), or
+    fewer where fewer sets exist (at most ``2^L - L - 2`` sets of 2..L-1 of ``L`` layouts)."""
+    max_sets = default_sizes(max_layouts)[0] if max_sets is None else max_sets
     return max(1, min(max_sets, 2**max_layouts - max_layouts - 2))
 
 
-def endgame_chunk(num_views: int, max_layouts: int, max_cells: int = MAX_CELLS) -> int:
-    """Views per call of ``solve_endgame`` for a batch of ``num_views``: an eighth of it (few
-    views are near their end at once; a 256th above ``DENSE_LAYOUTS`` layouts, rarer and
-    dearer), at most what keeps its largest step near 256 MiB."""
+def endgame_chunk(num_views: int, max_layouts: int) -> int:
+    """Views per call of ``solve_endgame`` (default sizes) for a batch of ``num_views``: an
+    eighth of it (few views are near their end at once; a 256th above ``DENSE_LAYOUTS``
+    layouts, rarer and dearer), at most what keeps its largest step near 256 MiB."""
+    max_cells = default_sizes(max_layouts)[1]
     if max_layouts <= DENSE_LAYOUTS:
         per_view, share = math.comb(max_layouts, max_layouts // 2) * max_cells * MINE * 4, max(8, num_views // 8)
-    else:  # the table's clicks: sizes, indices, values
-        per_view, share = table_size(max_layouts) * max_cells * MINE * 16, max(1, num_views // 256)
+    else:  # the table's clicks: children, sizes, indices, values
+        per_view = table_size(max_layouts) * max_cells * MINE * (12 + 4 * words(max_layouts))
+        share = max(1, num_views // 256)
     return max(1, min(share, (256 << 20) // per_view))
 
 
 @functools.partial(jax.jit, static_argnames=("max_layouts", "max_cells", "limits", "max_sets"))
 def solve_endgame(
     key: jax.Array, revealed: jax.Array, counts: jax.Array, mine_count: jax.Array, max_layouts: int = 8,
-    max_cells: int = MAX_CELLS, limits: ExactLimits = ExactLimits(), max_sets: int = MAX_SETS,
+    max_cells: int | None = None, limits: ExactLimits = ExactLimits(), max_sets: int | None = None,
 ) -> Endgame:
     """The exhaustive endgame of each view (module docstring).
 
@@ -351,16 +421,18 @@ def solve_endgame(
         it unless a layout is missed, which flags the view); revealed: bool[B, H, W];
         counts: int[B, H, W] (read where revealed); mine_count: int[B].
       max_layouts: static, 2..``MAX_ENDGAME_LAYOUTS``: views with more layouts are not
-        solved; max_cells: static, the most cells whose outcome differs.
+        solved; max_cells: static, the most cells whose outcome differs (default:
+        ``default_sizes``).
       limits: the exact analysis' static sizes.
       max_sets: static, the most sets of layouts the player can come to know
-        (``reachable_sets``); a view with more is not solved.
+        (``reachable_sets``; default: ``default_sizes``); a view with more is not solved.
 
     Returns:
       ``Endgame``.
     """
     if not 2 <= max_layouts <= MAX_ENDGAME_LAYOUTS:
         raise ValueError(f"max_layouts={max_layouts} must be in [2, {MAX_ENDGAME_LAYOUTS}]")
+    max_cells = default_sizes(max_layouts)[1] if max_cells is None else max_cells
     if max_cells < 1:
         raise ValueError(f"max_cells={max_cells} must be >= 1")
     num_boards, height, width = revealed.shape
@@ -383,7 +455,7 @@ def solve_endgame(
         root, known = jax.vmap(click_chances)(everything, classes)  # [B, C], [B]
     root = jnp.where(cells >= 0, root, -1.0)
     win = jnp.max(root, axis=1)
-    safety = jnp.sum(_popcount(everything[:, None, None] & classes), axis=2)
+    safety = jnp.sum(_popcount(everything[:, None, None, :] & classes), axis=2)
     pick = jnp.argmax(jnp.where(root >= win[:, None] - TIES, safety, -1), axis=1)
     solved = complete & fits & known & (win >= 0)
     cell = jnp.where(solved, jnp.take_along_axis(cells, pick[:, None], axis=1)[:, 0], -1)
