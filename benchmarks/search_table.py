@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tolerance", type=float, default=0.1, help="survival window, in [0, 1)")
     parser.add_argument("--expand", type=int, default=0,
                         help="depth-2 rows: candidates looked at a guess further, 1..K (0: all K)")
-    parser.add_argument("--endgame-layouts", type=int, default=8, help="the endgame's bound, 2..64")
+    parser.add_argument("--endgame-layouts", type=int, default=8, help="the endgame's bound, 2..128")
     parser.add_argument("--save", help="folder for each row's per-board outcomes (.npz)")
     parser.add_argument("--paired-with", help="a saved row (.npz) of the same board and seed as the baseline")
     parser.add_argument("--rows", default=",".join(f"depth {d}{e}" for d in DEPTHS for e in ("", "+endgame")),

@@ -121,7 +121,7 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"play_lookahead": 6}, "play_lookahead=6 needs solver_probabilities='exact'"),
         ({"play_lookahead_depth": 3}, "play_lookahead_depth=3 must be 0, 1 or 2"),
         ({"solver_probabilities": "exact", "play_lookahead_depth": 1}, "play_lookahead_depth=1 needs play_lookahead"),
-        ({"solver_probabilities": "exact", "play_endgame_layouts": 65}, r"play_endgame_layouts=65 must be 0 \(off\)"),
+        ({"solver_probabilities": "exact", "play_endgame_layouts": 129}, r"play_endgame_layouts=129 must be 0 \(off\)"),
         ({"play_endgame_layouts": 8}, "play_endgame_layouts=8 needs solver_probabilities='exact'"),
     ],
 )

@@ -204,7 +204,7 @@ def clicks_by_recursion(outcomes: np.ndarray) -> list[float]:
 SMALL_TABLE = (10, 5)  # layouts, cells of the random click tables below (one compile)
 _small_clicks = jax.jit(functools.partial(click_values, max_sets=1000, num_layouts=SMALL_TABLE[0]))
 _small_dense = jax.jit(functools.partial(dense_click_values, num_layouts=SMALL_TABLE[0]))
-LARGE_TABLE = (45, 5)  # two words per mask
+LARGE_TABLE = (70, 5)  # three words per mask
 _large_clicks = jax.jit(functools.partial(click_values, max_sets=1024, num_layouts=LARGE_TABLE[0]))
 
 
@@ -230,7 +230,7 @@ def test_both_tables_equal_a_plain_recursion_over_the_sets_of_layouts(seed):
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 2**31 - 1))
 def test_two_word_masks_equal_a_plain_recursion(seed):
-    # 45 layouts: the sets are masks of two words, sorted and searched word by word
+    # 70 layouts: the sets are masks of three words, sorted and searched word by word
     num_layouts, _ = LARGE_TABLE
     outcomes = random_outcomes(seed, *LARGE_TABLE)
     chances, fits = _large_clicks(mask_of(range(num_layouts), num_layouts), classes_of(outcomes))
@@ -247,10 +247,11 @@ def test_click_values_of_a_fifty_fifty_a_free_click_and_a_table_too_small():
     free = np.array([[1, MINE], [2, 0]])
     chances, _ = click_values(mask_of([0, 1], 2), classes_of(free), max_sets=4, num_layouts=2)
     assert np.asarray(chances).tolist() == [1.0, 0.5]
-    # 32 and 64 layouts (every bit of the mask) that safe cells tell apart for free, a bit each
-    for num_bits in (5, 6):
+    # 32 and 128 layouts (every bit of the mask: one word, four) that safe cells tell apart for free, a bit
+    # each (3^7 - 2^7 - 1 = 2,058 sets to know for 7 cells)
+    for num_bits in (5, 7):
         bits = np.array([[(layout >> bit) & 1 for bit in range(num_bits)] for layout in range(2**num_bits)])
-        chances, fits = click_values(mask_of(range(2**num_bits), 2**num_bits), classes_of(bits), max_sets=1024,
+        chances, fits = click_values(mask_of(range(2**num_bits), 2**num_bits), classes_of(bits), max_sets=4096,
                                      num_layouts=2**num_bits)
         assert bool(fits) and np.asarray(chances).tolist() == [1.0] * num_bits
     # four layouts a cell tells apart one by one: sets {1,2,3}, {2,3} and more to know
@@ -272,8 +273,8 @@ def test_distinct_layouts_keeps_each_layout_once():
 
 
 def test_endgame_layouts_is_checked():
-    with pytest.raises(ValueError, match="endgame_layouts=65 must be 0"):
-        SolverConfig(probabilities="exact", endgame_layouts=65)
+    with pytest.raises(ValueError, match="endgame_layouts=129 must be 0"):
+        SolverConfig(probabilities="exact", endgame_layouts=129)
     with pytest.raises(ValueError, match="endgame_layouts=8 needs probabilities='exact'"):
         SolverConfig(endgame_layouts=8)
     with pytest.raises(ValueError, match="max_layouts=1 must be in"):

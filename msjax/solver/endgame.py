@@ -62,11 +62,12 @@ SAMPLES_PER_LAYOUT = 16  # draws per layout of the bound, deduplicated into the 
 MINE = 9  # outcome of a click on a mine; 0..8 are the numbers
 WORD = 32  # layouts per uint32 word of a mask
 NO_SET = np.uint32(0xFFFFFFFF)  # every word of an empty slot of a table of sets (only a view's own set of
-# 32 or 64 layouts has all bits: it is never in a table, its splits being proper subsets)
-MAX_SETS = 1024  # default size of the table of sets the player can come to know, up to 32 layouts
-MAX_CELLS = 32  # default most cells whose outcome differs between the layouts, up to 32 layouts
-LARGE_SETS = 4096  # the same two above 32 layouts (8x8x10's views of 33-64 layouts: the table holds the
-LARGE_CELLS = 40  # views of 95% of what their endgame wins, at most 38 cells; benchmarks/endgame_sizes.py)
+# 32, 64, 96 or 128 layouts has all bits: it is never in a table, its splits being proper subsets)
+# The default (most sets of layouts the player can come to know, most cells whose outcome differs) for
+# each bound: at most 32, 64, 128 layouts. On 8x8x10 (benchmarks/endgame_sizes.py, 6,000 games): the views
+# the tables hold carry nearly all their endgame's gain (33-64 layouts: 0.030 of 0.032 points per game;
+# 65-128: 0.015 of 0.018), with at most 34, 38, 42 cells.
+SIZES = ((32, 1024, 32), (64, 4096, 40), (128, 16384, 48))
 DENSE_LAYOUTS = 12  # up to this many layouts, V is filled for all 2^n sets (cheaper than finding the reachable)
 TIES = 1e-6  # win chances this close are equal (float32 sums of the same terms in another order)
 
@@ -100,9 +101,8 @@ def words(num_layouts: int) -> int:
 
 
 def default_sizes(max_layouts: int) -> tuple[int, int]:
-    """``(max_sets, max_cells)`` for the bound ``max_layouts``: ``MAX_SETS, MAX_CELLS`` up
-    to 32 layouts, ``LARGE_SETS, LARGE_CELLS`` above."""
-    return (MAX_SETS, MAX_CELLS) if max_layouts <= WORD else (LARGE_SETS, LARGE_CELLS)
+    """``(max_sets, max_cells)`` for the bound ``max_layouts`` (``SIZES``)."""
+    return next((sets, cells) for top, sets, cells in SIZES if max_layouts <= top)
 
 
 def _hash_weights(num_cells: int) -> jax.Array:

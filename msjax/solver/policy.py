@@ -23,7 +23,7 @@ from msjax import env
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce, with_exact_proofs
-from msjax.solver.endgame import DENSE_LAYOUTS, WORD, endgame_chunk, solve_endgame, within_bound
+from msjax.solver.endgame import DENSE_LAYOUTS, SIZES, endgame_chunk, solve_endgame, within_bound
 from msjax.solver.grid import (
     any_cell, at_cell, best_cell, flat_cells, in_chunks, neighbours, on_cells, player_view, to_boards,
 )
@@ -140,13 +140,13 @@ def _endgame_cell(view: View, near_end, log_layouts, cell, keys, solver_cfg: Sol
     """int32[*b]: the exhaustive endgame's click (``msjax.solver.endgame``) in the games
     where ``near_end`` (bool[*b]) and the endgame solves the view; ``cell`` elsewhere.
     Views are solved in tiers by their layout count (``log_layouts``: float32[*b]): up to
-    ``DENSE_LAYOUTS``, up to 32 (one word per mask), up to the bound, each tier with its
-    own static sizes."""
+    ``DENSE_LAYOUTS``, then up to each of the endgame's ``SIZES`` below the bound, then up
+    to the bound, each tier with its own static sizes."""
     batch_shape = view.mine_count.shape
     key = jax.random.fold_in(keys.reshape(-1)[0], 1)  # the result does not depend on it
     board_view = (to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1))
     bound = solver_cfg.endgame_layouts
-    tops = [top for top in (DENSE_LAYOUTS, WORD) if top < bound] + [bound]
+    tops = [top for top in (DENSE_LAYOUTS, *(size[0] for size in SIZES)) if top < bound] + [bound]
     tiers = [(top, near_end & within_bound(log_layouts, top) & ~within_bound(log_layouts, below))
              for below, top in zip([0] + tops[:-1], tops)]
     for layouts, views in tiers:

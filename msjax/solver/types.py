@@ -62,7 +62,7 @@ class ExactLimits:
         return self.max_frontier or default_max_frontier(height, width)
 
 
-MAX_ENDGAME_LAYOUTS = 64  # the endgame's sets of layouts are bitmasks of two uint32 words at most
+MAX_ENDGAME_LAYOUTS = 128  # the endgame's sets of layouts are bitmasks of four uint32 words at most
 EXACT_TIES = 2e-6  # float32 rounding between equal exact probabilities reached by different sums
 
 
@@ -133,7 +133,7 @@ class SolverConfig:
         be chosen (about ``9 lookahead_expand`` times the analyses of depth 1); 0 (the
         default): all of them. In ``[0, exact_lookahead]``.
       endgame_layouts: with exact probabilities, a guess in a view that at most this many
-        layouts fit (2..64) is the exhaustive endgame's click (``msjax.solver.endgame``:
+        layouts fit (2..128) is the exhaustive endgame's click (``msjax.solver.endgame``:
         the highest chance of winning over the whole remaining game tree) instead of the
         lookahead's; 0 (the default) turns it off. Cost grows with the sets of layouts the
         player can come to know (``msjax.solver.endgame``).

@@ -120,7 +120,7 @@ class ImitationConfig:
         at least ``1 - SURVIVAL_TOLERANCE`` as safe as the safest). Needs ``play_lookahead``.
       play_endgame_layouts: with exact probabilities, the playing solver solves views that
         at most this many layouts fit over their whole game tree
-        (``SolverConfig.endgame_layouts``): 0 (off) or 2..64.
+        (``SolverConfig.endgame_layouts``): 0 (off) or 2..128.
     """
 
     enabled: bool = True
