@@ -229,7 +229,7 @@ def test_both_tables_equal_a_plain_recursion_over_the_sets_of_layouts(seed):
 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 2**31 - 1))
-def test_two_word_masks_equal_a_plain_recursion(seed):
+def test_masks_of_several_words_equal_a_plain_recursion(seed):
     # 70 layouts: the sets are masks of three words, sorted and searched word by word
     num_layouts, _ = LARGE_TABLE
     outcomes = random_outcomes(seed, *LARGE_TABLE)

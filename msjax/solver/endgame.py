@@ -157,9 +157,8 @@ def layout_bits(present: jax.Array) -> jax.Array:
     32`` of word ``l // 32``), 0 for the others; their sum is the mask of all present
     layouts."""
     layout = np.arange(present.shape[-1])
-    word = np.arange(words(present.shape[-1]))
-    one = np.where(word == layout[:, None] // WORD, np.left_shift(np.uint32(1), (layout % WORD).astype(np.uint32))[:, None],
-                   np.uint32(0))
+    one = np.zeros((layout.size, words(layout.size)), np.uint32)
+    one[layout, layout // WORD] = np.left_shift(np.uint32(1), (layout % WORD).astype(np.uint32))
     return jnp.where(present[..., None], one, jnp.uint32(0))
 
 
@@ -201,6 +200,13 @@ def _search(table: jax.Array, masks: jax.Array) -> jax.Array:
 
     start = (jnp.zeros(masks.shape[:-1], jnp.int32), jnp.full(masks.shape[:-1], size, jnp.int32))
     return jax.lax.fori_loop(0, size.bit_length(), halve, start)[0]
+
+
+def _find(table: jax.Array, masks: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(int32[...], bool[...]): where each mask (uint32[..., words]) is in ``table``
+    (uint32[M, words], sorted), and whether it is there."""
+    at = jnp.clip(_search(table, masks), 0, table.shape[0] - 1)
+    return at, _same(table[at], masks)
 
 
 def _sorted(masks: jax.Array) -> jax.Array:
@@ -274,7 +280,7 @@ def reachable_sets(root: jax.Array, classes: jax.Array, max_sets: int) -> tuple[
         children = _splits(fresh, jnp.arange(newest) < num_fresh, classes).reshape(-1, num_words)
         children, num_children = _packed(children, ~_empty(children), splits)
         merged, count = _distinct_sets(jnp.concatenate([table, children]), max_sets)
-        seen = _same(table[jnp.clip(_search(table, merged), 0, max_sets - 1)], merged)
+        _, seen = _find(table, merged)
         fresh, num_fresh = _packed(merged, ~_empty(merged) & ~seen, newest)
         fits = fits & (num_children <= splits) & (count <= max_sets) & (num_fresh <= newest)
         return merged, fresh, num_fresh, fits
@@ -299,8 +305,8 @@ class _Clicks(NamedTuple):
 def _clicks(masks: jax.Array, classes: jax.Array, sets: jax.Array) -> _Clicks:
     """``_Clicks`` of ``masks`` (uint32[..., words]) against the table ``sets`` (ascending)."""
     children, size, tells = _split_by_click(masks, classes)
-    at = jnp.clip(_search(sets, children), 0, sets.shape[0] - 1)
-    return _Clicks(size, jnp.where(_same(sets[at], children) & (size >= 2), at, -1), tells)
+    at, found = _find(sets, children)
+    return _Clicks(size, jnp.where(found & (size >= 2), at, -1), tells)
 
 
 def _click_values(masks: jax.Array, clicks: _Clicks, values: jax.Array) -> jax.Array:
