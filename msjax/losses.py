@@ -39,6 +39,7 @@ class ImitationLossConfig(Protocol):
     guess_weight: float
     opening_weight: float
     aux_mine_weight: float
+    proven_mine_weight: float
 
 
 @flax.struct.dataclass
@@ -70,6 +71,8 @@ class Labelled:
     Attributes:
       obs: float32[B, C, H, W]; action_mask: bool[B, 2HW], the legal actions;
       forced_safe: bool[B, 2HW], reveals of proven-safe cells (the policy target set);
+      forced_mines: bool[B, 2HW], reveals of cells proven to hold a mine (the policy mass
+        kept off them with ``proven_mine_weight``);
       teacher_moves: bool[B, 2HW], the teacher's move on states without a forced-safe
         cell: the solver's move alone, or a set of equally good moves (the cells of
         lowest exact mine probability); has_guess_label: bool[B], states without a
@@ -84,6 +87,7 @@ class Labelled:
     obs: jax.Array
     action_mask: jax.Array
     forced_safe: jax.Array
+    forced_mines: jax.Array
     teacher_moves: jax.Array
     has_guess_label: jax.Array
     is_opening: jax.Array
@@ -211,19 +215,23 @@ def imitation_loss(
     """Set cross-entropy on forced states, solver cross-entropy on the others, mine BCE.
 
     ``loss = policy_ce + guess_weight * guess_ce + opening_weight * opening_ce +
-    aux_mine_weight * mine_bce``, each term a mean over the states it covers. The policy
+    aux_mine_weight * mine_bce + proven_mine_weight * proven_mine_ce``, each term a mean
+    over the states it covers. The policy
     term on a forced state is ``-log sum_{a in forced_safe} pi(a)``, the probability of
     playing some proven-safe cell; ``guess_ce`` is the same set cross-entropy of the
     teacher's moves (``teacher_moves``: the solver's move alone, or the safest cells) on the
     states without one, and ``opening_ce`` the same on the states before the first click
     alone (the solver's first click: the one move of a game that is the same guess on every
-    board, so the cheapest to learn).
+    board, so the cheapest to learn). ``proven_mine_ce`` is ``-log(1 - sum_{a in
+    forced_mines} pi(a))``, the probability of not revealing a proven mine, over the states
+    with one.
     Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
     metrics are ``batch``'s share of the whole batch's (they sum to them).
 
     Returns:
       ``(loss, metrics)``; metrics ``policy_ce`` (mean over forced states), ``guess_ce``
       (mean over guess states), ``opening_ce`` (mean over opening states), ``mine_bce``,
+      ``proven_mine_ce`` (mean over states with a proven mine),
       ``policy_accuracy`` (the greedy move is a forced-safe cell, over forced states) and
       ``forced_fraction`` (forced states over all states of unfinished games).
     """
@@ -235,6 +243,8 @@ def imitation_loss(
     set_ce = log_total - log_safe  # -log P(play some forced-safe cell)
     teacher_ce = log_total - jax.nn.logsumexp(masked_logits(logits, batch.teacher_moves), axis=-1)
     is_guess = batch.has_guess_label & ~has_forced
+    not_mine = batch.action_mask & ~batch.forced_mines
+    mine_ce = log_total - jax.nn.logsumexp(masked_logits(logits, not_mine), axis=-1)  # -log P(no proven mine)
 
     totals = imitation_totals(batch) if totals is None else totals
     forced_weight = has_forced.astype(jnp.float32)
@@ -244,8 +254,10 @@ def imitation_loss(
     guess_ce = jnp.sum(jnp.where(is_guess, teacher_ce, 0.0)) / num_guess
     opening_ce = jnp.sum(jnp.where(batch.is_opening, teacher_ce, 0.0)) / jnp.maximum(totals.num_opening, 1.0)
     bce = mine_bce(mine_logits, batch.mine_target, batch.mine_label_mask, totals.num_mine_labels)
+    proven_mine_ce = jnp.sum(jnp.where(has_proven_mine(batch), mine_ce, 0.0)) / jnp.maximum(totals.num_with_mines, 1.0)
 
     loss = policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.opening_weight * opening_ce + il_cfg.aux_mine_weight * bce
+    loss = loss + il_cfg.proven_mine_weight * proven_mine_ce
 
     greedy = jnp.argmax(logits, axis=-1)
     greedy_is_safe = jnp.take_along_axis(batch.forced_safe, greedy[:, None], axis=-1)[:, 0]
@@ -254,6 +266,7 @@ def imitation_loss(
         "guess_ce": guess_ce,
         "opening_ce": opening_ce,
         "mine_bce": bce,
+        "proven_mine_ce": proven_mine_ce,
         "policy_accuracy": jnp.sum(greedy_is_safe & has_forced) / num_forced,
         "forced_fraction": jnp.sum(forced_weight) / jnp.maximum(totals.num_forced + totals.num_guess, 1.0),
     }
@@ -302,13 +315,15 @@ class ImitationTotals:
     Attributes:
       num_forced: float32[], states with a forced-safe cell; num_guess: float32[], states
         of unfinished games without one; num_opening: float32[], states before the first
-        click; num_mine_labels: float32[], labelled cells.
+        click; num_mine_labels: float32[], labelled cells; num_with_mines: float32[], states
+        with a proven mine among their legal moves (``has_proven_mine``).
     """
 
     num_forced: jax.Array
     num_guess: jax.Array
     num_opening: jax.Array
     num_mine_labels: jax.Array
+    num_with_mines: jax.Array
 
 
 def imitation_totals(batch: Labelled) -> ImitationTotals:
@@ -320,7 +335,14 @@ def imitation_totals(batch: Labelled) -> ImitationTotals:
         num_guess=jnp.sum(is_guess.astype(jnp.float32)),
         num_opening=jnp.sum(batch.is_opening.astype(jnp.float32)),
         num_mine_labels=jnp.sum(batch.mine_label_mask.astype(jnp.float32)),
+        num_with_mines=jnp.sum(has_proven_mine(batch).astype(jnp.float32)),
     )
+
+
+def has_proven_mine(batch: Labelled) -> jax.Array:
+    """bool[B]: states with a proven mine among their legal moves and some other legal move."""
+    mine_moves = batch.action_mask & batch.forced_mines
+    return jnp.any(mine_moves, axis=-1) & jnp.any(batch.action_mask & ~mine_moves, axis=-1)
 
 
 def num_microbatches(batch_size: int, microbatch_size: int) -> int:

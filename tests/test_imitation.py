@@ -32,13 +32,14 @@ PARAMS = {
 }
 
 
-def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None, is_opening=None):
+def _batch(forced_safe_rows, solver_actions, has_guess_label, label_mask=None, is_opening=None, forced_mine_rows=None):
     batch_size = len(forced_safe_rows)
     legal = jnp.array([True, True, True, False, True, True, True, False])  # cell 3 revealed
     return losses.Labelled(
         obs=jnp.zeros((batch_size, 11, 2, 2)),
         action_mask=jnp.broadcast_to(legal, (batch_size, NUM_ACTIONS)),
         forced_safe=jnp.array(forced_safe_rows),
+        forced_mines=jnp.zeros((batch_size, NUM_ACTIONS), bool) if forced_mine_rows is None else jnp.array(forced_mine_rows),
         teacher_moves=jax.nn.one_hot(jnp.array(solver_actions), NUM_ACTIONS, dtype=bool),
         has_guess_label=jnp.array(has_guess_label),
         is_opening=jnp.zeros(batch_size, bool) if is_opening is None else jnp.array(is_opening),
@@ -90,6 +91,21 @@ def test_opening_weight_adds_the_solver_first_click_cross_entropy_on_opening_sta
     assert metrics["guess_ce"] > 0  # measured on both guess states, weighted 0
 
 
+def test_proven_mine_weight_keeps_the_policy_off_proven_mines_on_the_states_with_one():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.0, proven_mine_weight=3.0)
+    mines_2_5 = [False, False, True, False, False, True, False, False]  # cell 2, and a flag
+    mine_3 = [False, False, False, True, False, False, False, False]  # revealed: not a legal move
+    batch = _batch([SAFE_0_1, NO_SET, NO_SET], [0, 4, 4], [True, True, True], forced_mine_rows=[mines_2_5, mine_3, NO_SET])
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    probs = _probs()
+    np.testing.assert_allclose(metrics["proven_mine_ce"], -np.log(1 - probs[2] - probs[5]), rtol=1e-5)  # state 1 alone
+    np.testing.assert_allclose(loss, metrics["policy_ce"] + 3.0 * metrics["proven_mine_ce"], rtol=1e-6)
+    unweighted, _ = losses.imitation_loss(PARAMS, _fake_apply, batch, imitation.ImitationConfig(aux_mine_weight=0.0))
+    np.testing.assert_allclose(unweighted, metrics["policy_ce"], rtol=1e-6)
+    grads = jax.grad(lambda p: losses.imitation_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)["logits"]
+    assert grads[2] > 0 and grads[1] < 0  # mass moves off the proven mine, onto the rest
+
+
 def test_mine_bce_counts_only_labelled_cells():
     cfg = imitation.ImitationConfig(aux_mine_weight=2.0)
     batch = _batch([SAFE_0_1], [0], [True])
@@ -108,6 +124,7 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"num_envs": 0}, "num_envs"),
         ({"lr": 0.0}, "lr"),
         ({"guess_weight": -1.0}, "guess_weight"),
+        ({"proven_mine_weight": -0.5}, "proven_mine_weight"),
         ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
         ({"play_max_layer": 5}, "play_max_layer"),
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
@@ -209,6 +226,7 @@ def test_symmetry_augmentation_moves_each_state_and_its_labels_together(height, 
         obs=jnp.stack(channels, axis=1),
         action_mask=jnp.concatenate([masks[0], no_flags], axis=1),
         forced_safe=jnp.concatenate([masks[1], no_flags], axis=1),
+        forced_mines=jnp.concatenate([masks[1] & masks[2], no_flags], axis=1),
         teacher_moves=jnp.concatenate([masks[2], no_flags], axis=1),
         has_guess_label=jnp.ones(batch_size, bool),
         is_opening=jnp.zeros(batch_size, bool),
@@ -222,6 +240,8 @@ def test_symmetry_augmentation_moves_each_state_and_its_labels_together(height, 
               reveals(moved.teacher_moves), moved.mine_label_mask]
     for channel, label in enumerate(labels):  # the labels went where their planes went
         np.testing.assert_array_equal(np.asarray(moved.obs)[:, channel], np.asarray(label, np.float32))
+    both = np.asarray(moved.obs)[:, 2] * np.asarray(moved.obs)[:, 3]  # forced_mines: forced_safe & teacher_moves
+    np.testing.assert_array_equal(reveals(moved.forced_mines), both.astype(bool))
     assert not np.asarray(moved.action_mask)[:, cells:].any()
     group = models.board_symmetries(height, width)
     used = set()

@@ -47,6 +47,7 @@ def _labelled_batch(key) -> losses.Labelled:
         obs=jax.random.uniform(keys[2], (BATCH_SIZE, ms_env.num_channels(ENV), 3, 3)),
         action_mask=action_mask,
         forced_safe=forced.at[:, NUM_CELLS:].set(False),
+        forced_mines=(action_mask & ~forced).at[:, NUM_CELLS:].set(False) & _random_masks(keys[6], (BATCH_SIZE, 2 * NUM_CELLS), 0.1),
         teacher_moves=jnp.zeros((BATCH_SIZE, 2 * NUM_CELLS), bool).at[:, 0].set(True),
         has_guess_label=_random_masks(keys[3], (BATCH_SIZE,), 0.7),
         is_opening=_random_masks(keys[6], (BATCH_SIZE,), 0.2),
@@ -73,7 +74,7 @@ def test_accumulated_ppo_gradient_equals_the_whole_minibatch_gradient():
 
 
 def test_accumulated_imitation_gradient_equals_the_whole_batch_gradient():
-    cfg = imitation.ImitationConfig(guess_weight=0.3, opening_weight=0.7, aux_mine_weight=0.5)
+    cfg = imitation.ImitationConfig(guess_weight=0.3, opening_weight=0.7, aux_mine_weight=0.5, proven_mine_weight=0.4)
     whole, parts = _whole_and_microbatched(
         lambda p, b, totals: losses.imitation_loss(p, APPLY, b, cfg, totals), losses.imitation_totals,
         _labelled_batch(jax.random.key(2)),

@@ -74,6 +74,9 @@ class ImitationConfig:
       max_grad_norm: global gradient-norm clip, > 0.
       anneal_lr: cosine-decay the learning rate to 0 over ``num_updates``.
       aux_mine_weight: weight (lambda) of the mine head's BCE, >= 0.
+      proven_mine_weight: weight of ``-log(1 - P(reveal a proven mine))`` on the states
+        where the label layers (``label_max_layer``) prove some hidden cell a mine, >= 0
+        (0, the default: nothing keeps the policy off them but the other labels).
       guess_weight: weight of the cross-entropy of the solver's move on states without
         a forced-safe label (0 = the seed: no policy loss there), >= 0.
       opening_weight: weight of the cross-entropy of the solver's first click on the
@@ -132,6 +135,7 @@ class ImitationConfig:
     max_grad_norm: float = 1.0
     anneal_lr: bool = True
     aux_mine_weight: float = 0.1
+    proven_mine_weight: float = 0.0
     guess_weight: float = 0.0
     opening_weight: float = 0.0
     label_max_layer: int = 2
@@ -186,7 +190,7 @@ def validate_config(cfg: ImitationConfig) -> None:
         ("a bool", ("enabled", "augment_symmetries")),
         ("an int >= 1", ("num_envs", "steps_per_update", "num_updates")),
         ("> 0", ("lr", "max_grad_norm")),
-        (">= 0", ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight")),
+        (">= 0", ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight")),
         ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
     ))
     losses.check_microbatch_size(
@@ -304,6 +308,7 @@ def play_and_label(
     forced_safe_cells = (forced.safe & hidden).reshape(num_games, num_cells)
     no_flags = jnp.zeros_like(forced_safe_cells)
     placed = env_states.first_click_done & ~env_states.done
+    forced_mine_cells = (forced.mines & hidden & placed[:, None, None]).reshape(num_games, num_cells)
     teacher_moves = jax.nn.one_hot(solver_action, 2 * num_cells, dtype=bool)
     mine_target = env_states.mine_mask  # bool; float32 with exact targets
     if il_cfg.needs_exact_analysis:  # the states whose labels read it, alone
@@ -320,6 +325,7 @@ def play_and_label(
         obs=obs,
         action_mask=action_mask,
         forced_safe=jnp.concatenate([forced_safe_cells, no_flags], axis=1),
+        forced_mines=jnp.concatenate([forced_mine_cells, no_flags], axis=1),
         teacher_moves=teacher_moves,
         has_guess_label=~env_states.done,
         is_opening=~env_states.first_click_done & ~env_states.done,
@@ -354,6 +360,7 @@ def augment_with_symmetries(batch: Labelled, key: jax.Array, height: int, width:
     boards = {
         "obs": batch.obs, "mine_target": batch.mine_target, "mine_label_mask": batch.mine_label_mask,
         "action_mask": as_board(batch.action_mask), "forced_safe": as_board(batch.forced_safe),
+        "forced_mines": as_board(batch.forced_mines),
         "teacher_moves": as_board(batch.teacher_moves),
     }
     branches = [functools.partial(jax.tree.map, functools.partial(models.transform_board, steps=g)) for g in group]
@@ -362,6 +369,7 @@ def augment_with_symmetries(batch: Labelled, key: jax.Array, height: int, width:
     return batch.replace(
         obs=moved["obs"], mine_target=moved["mine_target"], mine_label_mask=moved["mine_label_mask"],
         action_mask=flat(moved["action_mask"]), forced_safe=flat(moved["forced_safe"]),
+        forced_mines=flat(moved["forced_mines"]),
         teacher_moves=flat(moved["teacher_moves"]),
     )
 
