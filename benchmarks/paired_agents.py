@@ -9,9 +9,6 @@ that win and lose mostly the same boards).
 
     python benchmarks/paired_agents.py runs/small runs/small_ppo --games 10000 --seed 7
 
-``--mine-margins 0,0.05`` adds, after each agent, that agent playing by its own mine head
-(``Agent.with_mine_margin``: only the reveals within the margin of its safest belief).
-
 Output: a table, then one JSON line per agent.
 """
 
@@ -36,14 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="picks the boards")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the first agent's)")
     parser.add_argument("--batch", type=int, default=1000, help="games stepped together")
-    parser.add_argument("--mine-margins", default="", help="comma-separated margins in [0, 1]: each agent also plays by its mine head")
     args = parser.parse_args(argv)
-    try:
-        margins = [float(m) for m in args.mine_margins.split(",") if m.strip()]
-    except ValueError:
-        parser.error(f"--mine-margins={args.mine_margins!r} must be numbers separated by commas")
-    if any(not 0 <= m <= 1 for m in margins):
-        parser.error(f"--mine-margins={args.mine_margins!r}: each margin must be in [0, 1]")
     if args.games < 2:
         parser.error(f"--games={args.games} must be >= 2")
     if args.batch < 1:
@@ -60,10 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     env_cfg = board_config(args.board, False, agents[0].env_cfg)
     device = device_name()
     rows, first = [], None
-    players = [(path, agent) for path, agent in zip(args.agents, agents)]
-    players = [(f"{path}{f' margin {m}' if m is not None else ''}", agent.with_mine_margin(m))
-               for path, agent in players for m in [None, *margins]]
-    for path, agent in players:
+    for path, agent in zip(args.agents, agents):
         began = time.perf_counter()
         won = play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"]
         seconds = time.perf_counter() - began

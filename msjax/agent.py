@@ -94,10 +94,6 @@ class Agent:
         an analysis per move); ``"off"`` (the default), none. While some hidden cell is proved
         safe the network chooses among those cells only (no flag), and it never reveals a
         proved mine: a hybrid player, not the network alone.
-      mine_margin: play by the network's own mine head too (``None``, the default: the policy
-        alone): only the reveals whose mine belief is within ``mine_margin`` of the lowest stay
-        candidates, and the policy chooses among them (``models.safest_reveals``; 0: the cell
-        the mine head finds safest). Still the network alone: no solver at play time.
     """
 
     params: Any
@@ -107,29 +103,20 @@ class Agent:
     config: Any = struct.field(pytree_node=False, default=None)
     symmetric: bool = struct.field(pytree_node=False, default=False)
     proofs: str = struct.field(pytree_node=False, default="off")
-    mine_margin: float | None = struct.field(pytree_node=False, default=None)
 
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
         """int32[]: the move on one board (``key`` is needed only when sampling)."""
         key = jax.random.key(0) if key is None else key
-        if self.proofs == "off" and self.mine_margin is None:
+        if self.proofs == "off":
             return models.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy, self.symmetric)
-        logits, _, mine_logits = self.outputs(state)
+        logits, _, _ = self.outputs(state)
         legal = ms_env.action_mask(state, self.env_cfg)
-        if self.proofs != "off":
-            legal = self._proved_moves(state, legal)
-        if self.mine_margin is not None:
-            legal = models.safest_reveals(legal, mine_logits, self.mine_margin)
-        return models.choose_action(logits, legal, key, self.greedy)
-
-    def _proved_moves(self, state: ms_env.EnvState, legal: jax.Array) -> jax.Array:
-        """bool[2HW]: the proved-safe reveals while there are any, else ``legal`` less the proved mines."""
         forced = solver_lib.forced_moves(state, self.env_cfg, PROOF_SOLVERS[self.proofs])
         safe = (forced.safe & ~state.revealed).reshape(-1)
         num_cells = self.env_cfg.num_cells
         proved = jnp.concatenate([safe, jnp.zeros(legal.shape[0] - num_cells, bool)])  # reveals of proofs only
         unproved = legal.at[:num_cells].set(legal[:num_cells] & ~forced.mines.reshape(-1))
-        return jnp.where(jnp.any(safe), legal & proved, unproved)
+        return models.choose_action(logits, jnp.where(jnp.any(safe), legal & proved, unproved), key, self.greedy)
 
     def outputs(self, state: ms_env.EnvState) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The network on one board: ``(logits f32[2HW], value f32[], mine_logits f32[H, W])``."""
@@ -179,17 +166,6 @@ class Agent:
         if proofs not in PROOF_SOLVERS:
             raise ValueError(f"proofs={proofs!r} must be one of {tuple(PROOF_SOLVERS)}")
         return self.replace(proofs=proofs)
-
-    def with_mine_margin(self, margin: float | None) -> "Agent":
-        """This agent choosing among the reveals its mine head finds safest (``mine_margin``;
-        ``None``: the policy alone).
-
-        Raises:
-          ValueError: a margin outside [0, 1].
-        """
-        if margin is not None and not 0.0 <= margin <= 1.0:
-            raise ValueError(f"mine_margin={margin} must be in [0, 1] (or None)")
-        return self.replace(mine_margin=None if margin is None else float(margin))
 
 
 @dataclasses.dataclass(frozen=True)

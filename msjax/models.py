@@ -265,25 +265,6 @@ def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:
     return jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
 
 
-def safest_reveals(legal: jax.Array, mine_logits: jax.Array, margin: float) -> jax.Array:
-    """bool[2HW]: the legal reveals whose mine belief is within ``margin`` of the lowest.
-
-    The network's own filter on its policy (``Agent.mine_margin``): a reveal stays legal when
-    ``sigmoid(mine_logit) <= min + margin`` over the legal reveals; flags are dropped. With no
-    legal reveal (a finished game), ``legal`` comes back unchanged.
-
-    Args:
-      legal: bool[2HW], reveals first, then flags; mine_logits: f32[H, W]; margin: >= 0.
-    """
-    num_cells = mine_logits.size
-    reveals = legal[:num_cells]
-    belief = jax.nn.sigmoid(mine_logits.reshape(-1))
-    lowest = jnp.min(jnp.where(reveals, belief, jnp.inf))
-    safest = reveals & (belief <= lowest + margin)
-    kept = jnp.concatenate([safest, jnp.zeros(legal.shape[0] - num_cells, bool)])
-    return jnp.where(jnp.any(reveals), kept, legal)
-
-
 # The board's symmetries, each a sequence of self-inverse steps on the last two axes (its
 # inverse is the same steps in reverse order): the 4 of any rectangle, then on a square
 # board the 4 that also transpose it.

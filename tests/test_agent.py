@@ -186,33 +186,3 @@ def test_an_agent_with_proofs_plays_a_proved_safe_cell_and_never_a_proved_mine(r
 def test_proofs_must_be_layers_or_exact(run_dir):
     with pytest.raises(ValueError, match=r"proofs='bp' must be one of \('layers', 'exact'\)"):
         load_agent(run_dir).with_proofs("bp")
-
-
-def test_safest_reveals_keeps_the_reveals_within_the_margin_of_the_lowest_belief():
-    legal = jnp.array([True, True, False, True, True, True, True, True])  # 4 reveals, then 4 flags
-    beliefs = jnp.array([[0.30, 0.10], [0.01, 0.12]])  # the third cell is not legal
-    logits = jnp.log(beliefs) - jnp.log1p(-beliefs)
-    kept = lambda margin: np.asarray(models.safest_reveals(legal, logits, margin)).tolist()
-    assert kept(0.0) == [False, True, False, False] + [False] * 4
-    assert kept(0.05) == [False, True, False, True] + [False] * 4
-    assert kept(1.0) == [True, True, False, True] + [False] * 4
-    only_flags = jnp.array([False] * 4 + [True] * 4)
-    assert np.asarray(models.safest_reveals(only_flags, logits, 0.0)).tolist() == [False] * 4 + [True] * 4
-
-
-def test_an_agent_with_a_mine_margin_reveals_what_its_mine_head_finds_safest(run_dir):
-    cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
-    agent = load_agent(run_dir).for_board(cfg)
-    states = games_in_play(cfg)  # the square board of the symmetry test: compiled once
-    keys = jax.random.split(jax.random.key(1), NUM_GAMES)
-    safest = np.asarray(jax.jit(jax.vmap(agent.with_mine_margin(0.0).act))(states, keys))
-    policy_reveal = np.asarray(jax.jit(jax.vmap(agent.with_mine_margin(1.0).act))(states, keys))
-    beliefs = np.asarray(jax.vmap(agent.mine_probabilities)(states)).reshape(NUM_GAMES, -1)
-    logits = np.asarray(jax.vmap(lambda s: agent.outputs(s)[0])(states))[:, : cfg.num_cells]
-    legal = np.asarray(jax.vmap(ms_env.action_mask, in_axes=(0, None))(states, cfg))[:, : cfg.num_cells]
-    for game in np.flatnonzero(~np.asarray(states.done)):
-        assert safest[game] == np.argmin(np.where(legal[game], beliefs[game], np.inf))
-        assert policy_reveal[game] == np.argmax(np.where(legal[game], logits[game], -np.inf))
-    assert_legal(agent.with_mine_margin(0.02), states, cfg)
-    with pytest.raises(ValueError, match=r"mine_margin=1.5 must be in \[0, 1\]"):
-        agent.with_mine_margin(1.5)

@@ -206,8 +206,6 @@ def test_cli_symmetric_needs_an_agent(capsys):
     assert "--symmetric averages an agent's network: the solver has none" in capsys.readouterr().err
     assert evaluate_cli.main(["--solver", "--board", "5x5x4", "--proofs", "layers"]) == 2
     assert "--proofs guides an agent's network: the solver has none" in capsys.readouterr().err
-    assert evaluate_cli.main(["--solver", "--board", "5x5x4", "--mine-margin", "0"]) == 2
-    assert "--mine-margin reads an agent's network: the solver has none" in capsys.readouterr().err
 
 
 @dataclasses.dataclass(frozen=True)

@@ -65,11 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
         "rule layers, or of the exact analysis",
     )
     parser.add_argument(
-        "--mine-margin", type=float, metavar="M",
-        help="the agent reveals only cells its own mine head finds within M of its safest (0 to 1), its policy "
-        "choosing among them (the network alone; default: the policy alone)",
-    )
-    parser.add_argument(
         "--loss-causes", action="store_true",
         help="judge every move by the exact probabilities: where the games were lost (a missed proof, a proven "
         "mine, a guess worse than the exact minimum, a best guess); an exact analysis per move",
@@ -128,8 +123,8 @@ def _load_player(args: argparse.Namespace):
     from msjax.checkpoint import CheckpointError
 
     try:
-        if args.solver and (args.symmetric or args.proofs or args.mine_margin is not None):
-            flag = "--symmetric averages" if args.symmetric else "--proofs guides" if args.proofs else "--mine-margin reads"
+        if args.solver and (args.symmetric or args.proofs):
+            flag = "--symmetric averages" if args.symmetric else "--proofs guides"
             raise UsageError(f"{flag} an agent's network: the solver has none (use --agent RUN)")
         if args.solver:
             cfg = board_config(args.board, args.safe_first_click)
@@ -141,8 +136,6 @@ def _load_player(args: argparse.Namespace):
             agent, name = agent.symmetrised(), f"{name} (symmetrised)"
         if args.proofs:
             agent, name = agent.with_proofs(args.proofs), f"{name} (with the {args.proofs} proofs)"
-        if args.mine_margin is not None:
-            agent, name = agent.with_mine_margin(args.mine_margin), f"{name} (mine margin {args.mine_margin})"
         return agent, cfg, name
     except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
         raise UsageError(str(error).splitlines()[0]) from error
