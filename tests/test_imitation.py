@@ -265,7 +265,7 @@ def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_tar
     apply_fn = models.make_model(model_cfg).apply
     env_states, key = state.env_states, state.key
     first = solver.first_click(env_cfg)
-    seen = {"forced": 0, "guess": 0}
+    seen = {"forced": 0, "guess": 0, "mines": 0}
     for _ in range(5):
         before = env_states
         env_states, key, labelled, _ = play(env_states, key, state.params, apply_fn, env_cfg, il_cfg)
@@ -273,7 +273,10 @@ def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_tar
         for g in range(il_cfg.num_envs):
             hidden = ~before.revealed[g]
             moves = labelled.teacher_moves[g].reshape(2, 5, 5)
-            assert not moves[1].any()
+            mines = labelled.forced_mines[g].reshape(2, 5, 5)
+            assert not moves[1].any() and not mines[1].any()
+            if before.done[g] or not before.first_click_done[g]:
+                assert not mines.any()
             if before.done[g]:
                 continue
             if not before.first_click_done[g]:  # the opening: the solver's first click alone
@@ -284,6 +287,8 @@ def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_tar
             counts = np.where(before.revealed[g], before.counts[g], 0)
             prob = exact_lib.analyse(before.revealed[g], counts, int(before.mine_count[g])).mine_prob
             target = labelled.mine_target[g][hidden]
+            assert (prob[mines[0]] > 1 - 1e-5).all() and not (mines[0] & ~hidden).any()  # the layers' proofs
+            seen["mines"] += int(mines[0].any())
             if mine_targets == "exact":  # 5x5 views are within the device analysis' limits
                 np.testing.assert_allclose(target, prob[hidden], atol=1e-5)
             else:
@@ -297,4 +302,4 @@ def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_tar
             assert (prob[outside] > prob[hidden].min() + 1e-5).all()
             if prob[hidden].min() == 0.0:  # a proof: no safest cell is a mine
                 assert not (moves[0] & before.mine_mask[g]).any()
-    assert seen["forced"] >= 10 and seen["guess"] >= 5, seen
+    assert seen["forced"] >= 10 and seen["guess"] >= 5 and seen["mines"] >= 5, seen
