@@ -216,9 +216,8 @@ def imitation_loss(
 
     ``loss = policy_ce + guess_weight * guess_ce + opening_weight * opening_ce +
     aux_mine_weight * mine_bce + proven_mine_weight * proven_mine_ce``, each term a mean
-    over the states it covers. The policy
-    term on a forced state is ``-log sum_{a in forced_safe} pi(a)``, the probability of
-    playing some proven-safe cell; ``guess_ce`` is the same set cross-entropy of the
+    over the states it covers. The policy term on a forced state is ``-log sum_{a in
+    forced_safe} pi(a)``, the probability of playing some proven-safe cell; ``guess_ce`` is the same set cross-entropy of the
     teacher's moves (``teacher_moves``: the solver's move alone, or the safest cells) on the
     states without one, and ``opening_ce`` the same on the states before the first click
     alone (the solver's first click: the one move of a game that is the same guess on every
@@ -256,8 +255,10 @@ def imitation_loss(
     bce = mine_bce(mine_logits, batch.mine_target, batch.mine_label_mask, totals.num_mine_labels)
     proven_mine_ce = jnp.sum(jnp.where(has_proven_mine(batch), mine_ce, 0.0)) / jnp.maximum(totals.num_with_mines, 1.0)
 
-    loss = policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.opening_weight * opening_ce + il_cfg.aux_mine_weight * bce
-    loss = loss + il_cfg.proven_mine_weight * proven_mine_ce
+    loss = (
+        policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.opening_weight * opening_ce
+        + il_cfg.aux_mine_weight * bce + il_cfg.proven_mine_weight * proven_mine_ce
+    )
 
     greedy = jnp.argmax(logits, axis=-1)
     greedy_is_safe = jnp.take_along_axis(batch.forced_safe, greedy[:, None], axis=-1)[:, 0]
@@ -341,8 +342,8 @@ def imitation_totals(batch: Labelled) -> ImitationTotals:
 
 def has_proven_mine(batch: Labelled) -> jax.Array:
     """bool[B]: states with a proven mine among their legal moves and some other legal move."""
-    mine_moves = batch.action_mask & batch.forced_mines
-    return jnp.any(mine_moves, axis=-1) & jnp.any(batch.action_mask & ~mine_moves, axis=-1)
+    legal = batch.action_mask
+    return jnp.any(legal & batch.forced_mines, axis=-1) & jnp.any(legal & ~batch.forced_mines, axis=-1)
 
 
 def num_microbatches(batch_size: int, microbatch_size: int) -> int:

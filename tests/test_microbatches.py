@@ -40,14 +40,14 @@ def _ppo_batch(key) -> losses.Batch:
 
 
 def _labelled_batch(key) -> losses.Labelled:
-    keys = jax.random.split(key, 7)
+    keys = jax.random.split(key, 8)
     action_mask = _random_masks(keys[0], (BATCH_SIZE, 2 * NUM_CELLS)).at[:, 0].set(True)
     forced = _random_masks(keys[1], (BATCH_SIZE, 2 * NUM_CELLS), 0.1) & action_mask
     return losses.Labelled(
         obs=jax.random.uniform(keys[2], (BATCH_SIZE, ms_env.num_channels(ENV), 3, 3)),
         action_mask=action_mask,
         forced_safe=forced.at[:, NUM_CELLS:].set(False),
-        forced_mines=(action_mask & ~forced).at[:, NUM_CELLS:].set(False) & _random_masks(keys[6], (BATCH_SIZE, 2 * NUM_CELLS), 0.1),
+        forced_mines=(action_mask & ~forced).at[:, NUM_CELLS:].set(False) & _random_masks(keys[7], (BATCH_SIZE, 2 * NUM_CELLS), 0.1),
         teacher_moves=jnp.zeros((BATCH_SIZE, 2 * NUM_CELLS), bool).at[:, 0].set(True),
         has_guess_label=_random_masks(keys[3], (BATCH_SIZE,), 0.7),
         is_opening=_random_masks(keys[6], (BATCH_SIZE,), 0.2),
