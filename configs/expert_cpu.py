@@ -1,0 +1,34 @@
+"""Expert (16x30, 99 mines, opening start) on a 2-core CPU: the last link of a warm-start chain.
+
+Run configs/small.py and configs/intermediate_cpu.py first: this run starts from the 16x16
+agent (``run.init_from``, a warm start; the network is fully convolutional, so the same
+weights play any board size). It is intermediate_cpu.py on a 16x30 board with 99 mines:
+small.py's labels (the rule solver's layer 1-2 proofs, its first click, its own move
+lightly weighted elsewhere, the proven-mine term), half of the boards played by the network
+itself, at half small.py's learning rate::
+
+    python -m msjax.train --config configs/small.py              # -> runs/small
+    python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
+    python -m msjax.train --config configs/expert_cpu.py         # -> runs/expert_cpu
+
+What it reaches and costs, with the commands: benchmarks/RESULTS.md, "configs/expert_cpu.py:
+the first learned 16x30x99 agent".
+"""
+
+from msjax.config import ExperimentConfig, apply_overrides, load_config
+
+
+def get_config() -> ExperimentConfig:
+    return apply_overrides(
+        load_config("intermediate_cpu"),  # small.py's recipe at a fine-tune's learning rate
+        [
+            "env.W=30",
+            "env.mine_count=99",
+            "imitation.num_updates=1000",
+            "run.eval_every_updates=500",
+            "run.eval_episodes=200",
+            "run.final_eval_episodes=1000",
+            "run.workdir=runs/expert_cpu",
+            "run.init_from=runs/intermediate_cpu",
+        ],
+    )
