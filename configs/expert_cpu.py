@@ -23,14 +23,13 @@ from msjax.config import ExperimentConfig, apply_overrides, load_config
 
 def get_config() -> ExperimentConfig:
     return apply_overrides(
-        load_config("intermediate_cpu"),  # small.py's recipe at a fine-tune's learning rate
+        load_config("intermediate_cpu"),  # small.py's recipe at a fine-tune's lr; 1,000 final games
         [
             "env.W=30",
             "env.mine_count=99",
             "imitation.num_updates=1000",
             "run.eval_every_updates=500",
             "run.eval_episodes=200",
-            "run.final_eval_episodes=1000",
             "run.workdir=runs/expert_cpu",
             "run.init_from=runs/intermediate_cpu",
         ],

@@ -219,9 +219,9 @@ def imitation_loss(
     over the states it covers. The policy term on a forced state is ``-log sum_{a in
     forced_safe} pi(a)``, the probability of playing some proven-safe cell; ``guess_ce`` is
     the same set cross-entropy of the teacher's moves (``teacher_moves``: the solver's move
-    alone, or the safest cells) on the states without one, and ``opening_ce`` the same on the states before the first click
-    alone (the solver's first click: the one move of a game that is the same guess on every
-    board, so the cheapest to learn). ``proven_mine_ce`` is ``-log(1 - sum_{a in
+    alone, or the safest cells) on the states without one, and ``opening_ce`` the same on
+    the states before the first click alone (the solver's first click: the one move of a
+    game that is the same guess on every board, so the cheapest to learn). ``proven_mine_ce`` is ``-log(1 - sum_{a in
     forced_mines} pi(a))``, the probability of not revealing a proven mine, over the states
     with one.
     Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
