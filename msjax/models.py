@@ -35,6 +35,7 @@ from msjax import env as ms_env
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 _CONV_IMPLS = ("auto", "xla", "patches")
 _BLOCK_ORDERS = ("conv_norm_relu", "conv_relu_norm")
+_NORMS = ("group", "cell", "none")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +54,10 @@ class ModelConfig:
         GroupNorm, and no GroupNorm after the last conv). Same parameter names; the
         seed's order has no ``GroupNorm_0`` in the last block. The default stays: the
         seed's order was not measurably better on configs/small.py (benchmarks/RESULTS.md).
+      norm: the normalisation in every block: ``"group"`` (GroupNorm, about 8 channels a
+        group, its statistics taken over the whole board), ``"cell"`` (LayerNorm over each
+        cell's channels alone, so a cell's features depend only on its receptive field,
+        whatever the board's size or the rest of the position) or ``"none"``.
       flag_actions: when False the policy proposes reveals only: the flag logits are
         the float32 minimum (the action layout stays ``2*H*W``), so every consumer of
         the logits (PPO, evaluation, agents) plays no flags. Flags never help to win,
@@ -72,6 +77,7 @@ class ModelConfig:
     res_channels: int = 64
     value_hidden: int = 64
     block_order: str = "conv_norm_relu"
+    norm: str = "group"
     dtype: str = "float32"
     flag_actions: bool = True
     conv_impl: str = "auto"
@@ -100,6 +106,8 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
         if self.block_order not in _BLOCK_ORDERS:
             raise ValueError(f"ModelConfig.block_order={self.block_order!r} must be one of {_BLOCK_ORDERS}")
+        if self.norm not in _NORMS:
+            raise ValueError(f"ModelConfig.norm={self.norm!r} must be one of {_NORMS}")
         if self.residual and self.block_order != "conv_norm_relu":
             raise ValueError(
                 f"ModelConfig.block_order={self.block_order!r} applies to the plain tower only; "
@@ -117,6 +125,15 @@ def _num_groups(width: int) -> int:
     while width % groups:
         groups -= 1
     return groups
+
+
+def _normalise(kind: str, width: int, dtype: jnp.dtype, x: jax.Array) -> jax.Array:
+    """``x`` ([B, H, W, width]) through the block's normalisation (``ModelConfig.norm``)."""
+    if kind == "group":
+        return nn.GroupNorm(num_groups=_num_groups(width), dtype=dtype)(x)
+    if kind == "cell":
+        return nn.LayerNorm(dtype=dtype)(x)
+    return x
 
 
 def _resolve_conv_impl(conv_impl: str) -> str:
@@ -168,6 +185,7 @@ class ConvBlock(nn.Module):
     impl: str
     order: str = "conv_norm_relu"
     norm: bool = True
+    kind: str = "group"
 
     @nn.compact
     def __call__(self, x):
@@ -175,7 +193,7 @@ class ConvBlock(nn.Module):
         if self.order == "conv_relu_norm":
             x = nn.relu(x)
         if self.norm:
-            x = nn.GroupNorm(num_groups=_num_groups(self.width), dtype=self.dtype)(x)
+            x = _normalise(self.kind, self.width, self.dtype, x)
         return nn.relu(x) if self.order == "conv_norm_relu" else x
 
 
@@ -185,12 +203,13 @@ class ResidualBlock(nn.Module):
     width: int
     dtype: jnp.dtype
     impl: str
+    kind: str = "group"
 
     @nn.compact
     def __call__(self, x):
-        y = ConvBlock(self.width, self.dtype, self.impl)(x)
+        y = ConvBlock(self.width, self.dtype, self.impl, kind=self.kind)(x)
         y = Conv3x3(self.width, self.dtype, self.impl)(y)
-        y = nn.GroupNorm(num_groups=_num_groups(self.width), dtype=self.dtype)(y)
+        y = _normalise(self.kind, self.width, self.dtype, y)
         return nn.relu(x + y)
 
 
@@ -217,14 +236,15 @@ class MinesweeperNet(nn.Module):
         conv_block = nn.remat(ConvBlock) if self.cfg.remat else ConvBlock
         residual_block = nn.remat(ResidualBlock) if self.cfg.remat else ResidualBlock
         if self.cfg.residual:
-            x = conv_block(self.cfg.res_channels, dtype, impl, name="ConvBlock_0")(x)
+            res_width, kind = self.cfg.res_channels, self.cfg.norm
+            x = conv_block(res_width, dtype, impl, kind=kind, name="ConvBlock_0")(x)
             for index in range(self.cfg.num_res_blocks):
-                x = residual_block(self.cfg.res_channels, dtype, impl, name=f"ResidualBlock_{index}")(x)
+                x = residual_block(res_width, dtype, impl, kind, name=f"ResidualBlock_{index}")(x)
         else:
             order, last = self.cfg.block_order, len(self.cfg.channels) - 1
             for index, channels in enumerate(self.cfg.channels):
                 norm = order == "conv_norm_relu" or index < last
-                x = conv_block(channels, dtype, impl, order, norm, name=f"ConvBlock_{index}")(x)
+                x = conv_block(channels, dtype, impl, order, norm, self.cfg.norm, name=f"ConvBlock_{index}")(x)
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only
         cell_logits = nn.Dense(num_kinds, dtype=dtype, name="policy_head")(x)  # [B, H, W, k]
