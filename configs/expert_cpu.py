@@ -5,7 +5,8 @@ agent (``run.init_from``, a warm start; the network is fully convolutional, so t
 weights play any board size). It is intermediate_cpu.py on a 16x30 board with 99 mines:
 small.py's labels (the rule solver's layer 1-2 proofs, its first click, its own move
 lightly weighted elsewhere, the proven-mine term), half of the boards played by the network
-itself, at half small.py's learning rate::
+itself, at half small.py's learning rate (1e-3, as measured; intermediate_cpu.py's 2e-4 is
+not measured on this board)::
 
     python -m msjax.train --config configs/small.py              # -> runs/small
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
@@ -27,6 +28,7 @@ def get_config() -> ExperimentConfig:
         [
             "env.W=30",
             "env.mine_count=99",
+            "imitation.lr=1e-3",
             "imitation.num_updates=1000",
             "run.eval_every_updates=500",
             "run.eval_episodes=200",

@@ -5,13 +5,18 @@ start; the network is fully convolutional, so the same weights play any board si
 the 8x8 agent already wins many 16x16 games). It is small.py with the overrides
 below: it imitates the rule solver on 16x16 boards with small.py's recipe (128 boards,
 half of them played by the network itself, every state labelled by the solver: its
-layer 1-2 proofs, its first click, its own move lightly weighted elsewhere) at half the
-learning rate, then runs small.py's short PPO stage::
+layer 1-2 proofs, its first click, its own move lightly weighted elsewhere, the
+proven-mine term) for 1,000 updates at a tenth of small.py's learning rate::
 
     python -m msjax.train --config configs/small.py              # -> runs/small
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
 
-Its result against a run from scratch, with commands and wall times: benchmarks/RESULTS.md,
+The learning rate is a fine-tune's: from small.py's 8x8 agent (73.3% of the 1,000 final boards
+on its own), 1,000 updates at 2e-4 reach **76.3% [73.6, 78.8]** of those boards (2,345 s on
+one core of this CPU beside another run, compile and evaluations included), where 1e-3 first
+loses the 8x8 agent's level and recovers it only as the rate decays (75.2% after 2,000
+updates; RESULTS.md, "The 16x16 stage's learning rate"). The issue's target (85%) is not
+reached. The older 6,000-update stage at 1e-3, its curve and a run from scratch: RESULTS.md,
 "configs/intermediate_cpu.py: 16x16x40 within the hour".
 """
 
@@ -25,7 +30,8 @@ def get_config() -> ExperimentConfig:
             "env.H=16",
             "env.W=16",
             "env.mine_count=40",
-            "imitation.lr=1e-3",  # a fine-tune: half of small.py's lr from scratch
+            "imitation.lr=2e-4",  # a fine-tune: a tenth of small.py's lr from scratch
+            "imitation.num_updates=1000",
             "run.chunk_updates=50",
             "run.final_eval_episodes=1000",
             "run.workdir=runs/intermediate_cpu",
