@@ -221,9 +221,9 @@ def imitation_loss(
     the same set cross-entropy of the teacher's moves (``teacher_moves``: the solver's move
     alone, or the safest cells) on the states without one, and ``opening_ce`` the same on
     the states before the first click alone (the solver's first click: the one move of a
-    game that is the same guess on every board, so the cheapest to learn). ``proven_mine_ce`` is ``-log(1 - sum_{a in
-    forced_mines} pi(a))``, the probability of not revealing a proven mine, over the states
-    with one.
+    game that is the same guess on every board, so the cheapest to learn).
+    ``proven_mine_ce`` is ``-log(1 - sum_{a in forced_mines} pi(a))``, the probability of not
+    revealing a proven mine, over the states with one.
     Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
     metrics are ``batch``'s share of the whole batch's (they sum to them).
 

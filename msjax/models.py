@@ -176,24 +176,22 @@ class Conv3x3(nn.Module):
 class ConvBlock(nn.Module):
     """3x3 stride-1 conv, GroupNorm, ReLU: ``[B, H, W, *] -> [B, H, W, width]``.
 
-    ``order="conv_relu_norm"`` puts the ReLU before the GroupNorm, and ``norm=False``
-    leaves the GroupNorm out (the seed's last block).
+    ``order="conv_relu_norm"`` puts the ReLU before the normalisation, and ``norm`` picks
+    it (``ModelConfig.norm``; ``"none"`` leaves it out, as in the seed's last block).
     """
 
     width: int
     dtype: jnp.dtype
     impl: str
     order: str = "conv_norm_relu"
-    norm: bool = True
-    kind: str = "group"
+    norm: str = "group"
 
     @nn.compact
     def __call__(self, x):
         x = Conv3x3(self.width, self.dtype, self.impl)(x)
         if self.order == "conv_relu_norm":
             x = nn.relu(x)
-        if self.norm:
-            x = _normalise(self.kind, self.width, self.dtype, x)
+        x = _normalise(self.norm, self.width, self.dtype, x)
         return nn.relu(x) if self.order == "conv_norm_relu" else x
 
 
@@ -203,13 +201,13 @@ class ResidualBlock(nn.Module):
     width: int
     dtype: jnp.dtype
     impl: str
-    kind: str = "group"
+    norm: str = "group"
 
     @nn.compact
     def __call__(self, x):
-        y = ConvBlock(self.width, self.dtype, self.impl, kind=self.kind)(x)
+        y = ConvBlock(self.width, self.dtype, self.impl, norm=self.norm)(x)
         y = Conv3x3(self.width, self.dtype, self.impl)(y)
-        y = _normalise(self.kind, self.width, self.dtype, y)
+        y = _normalise(self.norm, self.width, self.dtype, y)
         return nn.relu(x + y)
 
 
@@ -236,15 +234,15 @@ class MinesweeperNet(nn.Module):
         conv_block = nn.remat(ConvBlock) if self.cfg.remat else ConvBlock
         residual_block = nn.remat(ResidualBlock) if self.cfg.remat else ResidualBlock
         if self.cfg.residual:
-            res_width, kind = self.cfg.res_channels, self.cfg.norm
-            x = conv_block(res_width, dtype, impl, kind=kind, name="ConvBlock_0")(x)
+            res_width = self.cfg.res_channels
+            x = conv_block(res_width, dtype, impl, norm=self.cfg.norm, name="ConvBlock_0")(x)
             for index in range(self.cfg.num_res_blocks):
-                x = residual_block(res_width, dtype, impl, kind, name=f"ResidualBlock_{index}")(x)
+                x = residual_block(res_width, dtype, impl, self.cfg.norm, name=f"ResidualBlock_{index}")(x)
         else:
             order, last = self.cfg.block_order, len(self.cfg.channels) - 1
             for index, channels in enumerate(self.cfg.channels):
-                norm = order == "conv_norm_relu" or index < last
-                x = conv_block(channels, dtype, impl, order, norm, self.cfg.norm, name=f"ConvBlock_{index}")(x)
+                norm = self.cfg.norm if order == "conv_norm_relu" or index < last else "none"
+                x = conv_block(channels, dtype, impl, order, norm, name=f"ConvBlock_{index}")(x)
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only
         cell_logits = nn.Dense(num_kinds, dtype=dtype, name="policy_head")(x)  # [B, H, W, k]

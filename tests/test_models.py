@@ -132,8 +132,8 @@ def test_the_seeds_block_order_has_no_groupnorm_after_the_last_conv():
 
 @pytest.mark.parametrize("residual", [False, True])
 def test_cell_norm_keeps_each_cells_outputs_to_its_receptive_field(residual):
-    """With ``norm="cell"`` a cell's logits depend only on the cells its convolutions reach;
-    with GroupNorm (statistics over the whole board) a far change moves them too."""
+    """With ``norm="cell"`` (or none) a cell's mine logit depends only on the cells its
+    convolutions reach; with GroupNorm (statistics over the whole board) a far change moves it too."""
     env_cfg = ms_env.EnvConfig(H=9, W=9, mine_count=10)
     obs = jax.random.uniform(jax.random.key(1), (1, ms_env.num_channels(env_cfg), 9, 9))
     far = obs.at[:, :, 8, 8].add(5.0)  # 8 cells away from (0, 0)
