@@ -147,10 +147,15 @@ def mine_bce(
       num_labels: float32[], the count the mean divides by (default: ``label_mask``'s; a
         micro-batch passes its whole batch's).
     """
+    num_labels = jnp.sum(label_mask.astype(jnp.float32)) if num_labels is None else num_labels
+    return jnp.sum(mine_bce_sums(mine_logits, mine_target, label_mask)) / jnp.maximum(num_labels, 1.0)
+
+
+def mine_bce_sums(mine_logits: jax.Array, mine_target: jax.Array, label_mask: jax.Array) -> jax.Array:
+    """float32[B]: each state's sum of the mine head's binary cross-entropy over its
+    labelled cells (``mine_bce``'s arguments)."""
     per_cell = optax.sigmoid_binary_cross_entropy(mine_logits, mine_target.astype(jnp.float32))
-    weight = label_mask.astype(jnp.float32)
-    num_labels = jnp.sum(weight) if num_labels is None else num_labels
-    return jnp.sum(per_cell * weight) / jnp.maximum(num_labels, 1.0)
+    return jnp.sum(per_cell * label_mask.astype(jnp.float32), axis=(1, 2))
 
 
 def ppo_loss(
@@ -235,6 +240,20 @@ def imitation_loss(
       ``forced_fraction`` (forced states over all states of unfinished games).
     """
     logits, _, mine_logits = apply_fn(params, batch.obs)
+    shares, metrics = imitation_loss_shares(logits, mine_logits, batch, il_cfg, totals)
+    return jnp.sum(shares), metrics
+
+
+def imitation_loss_shares(
+    logits: jax.Array, mine_logits: jax.Array, batch: Labelled, il_cfg: ImitationLossConfig,
+    totals: ImitationTotals | None = None,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """``imitation_loss`` state by state, from the network's outputs on ``batch``
+    (``logits`` float32[B, 2HW], ``mine_logits`` float32[B, H, W]).
+
+    Returns ``(shares, metrics)``: ``shares`` float32[B], each state's part of the loss
+    (their sum is ``imitation_loss``'s), and ``imitation_loss``'s metrics.
+    """
     logits = masked_logits(logits, batch.action_mask)
     log_total = jax.nn.logsumexp(logits, axis=-1)
     has_forced = jnp.any(batch.forced_safe, axis=-1)
@@ -246,32 +265,28 @@ def imitation_loss(
     mine_ce = log_total - jax.nn.logsumexp(masked_logits(logits, not_mine), axis=-1)  # -log P(no proven mine)
 
     totals = imitation_totals(batch) if totals is None else totals
-    forced_weight = has_forced.astype(jnp.float32)
     num_forced = jnp.maximum(totals.num_forced, 1.0)
-    num_guess = jnp.maximum(totals.num_guess, 1.0)
-    policy_ce = jnp.sum(jnp.where(has_forced, set_ce, 0.0)) / num_forced
-    guess_ce = jnp.sum(jnp.where(is_guess, teacher_ce, 0.0)) / num_guess
-    opening_ce = jnp.sum(jnp.where(batch.is_opening, teacher_ce, 0.0)) / jnp.maximum(totals.num_opening, 1.0)
-    bce = mine_bce(mine_logits, batch.mine_target, batch.mine_label_mask, totals.num_mine_labels)
-    proven_mine_ce = jnp.sum(jnp.where(has_proven_mine(batch), mine_ce, 0.0)) / jnp.maximum(totals.num_with_mines, 1.0)
-
-    loss = (
-        policy_ce + il_cfg.guess_weight * guess_ce + il_cfg.opening_weight * opening_ce
-        + il_cfg.aux_mine_weight * bce + il_cfg.proven_mine_weight * proven_mine_ce
+    terms = {  # each state's part of each mean
+        "policy_ce": jnp.where(has_forced, set_ce, 0.0) / num_forced,
+        "guess_ce": jnp.where(is_guess, teacher_ce, 0.0) / jnp.maximum(totals.num_guess, 1.0),
+        "opening_ce": jnp.where(batch.is_opening, teacher_ce, 0.0) / jnp.maximum(totals.num_opening, 1.0),
+        "mine_bce": mine_bce_sums(mine_logits, batch.mine_target, batch.mine_label_mask)
+        / jnp.maximum(totals.num_mine_labels, 1.0),
+        "proven_mine_ce": jnp.where(has_proven_mine(batch), mine_ce, 0.0) / jnp.maximum(totals.num_with_mines, 1.0),
+    }
+    shares = (
+        terms["policy_ce"] + il_cfg.guess_weight * terms["guess_ce"] + il_cfg.opening_weight * terms["opening_ce"]
+        + il_cfg.aux_mine_weight * terms["mine_bce"] + il_cfg.proven_mine_weight * terms["proven_mine_ce"]
     )
 
     greedy = jnp.argmax(logits, axis=-1)
     greedy_is_safe = jnp.take_along_axis(batch.forced_safe, greedy[:, None], axis=-1)[:, 0]
     metrics = {
-        "policy_ce": policy_ce,
-        "guess_ce": guess_ce,
-        "opening_ce": opening_ce,
-        "mine_bce": bce,
-        "proven_mine_ce": proven_mine_ce,
+        **{name: jnp.sum(term) for name, term in terms.items()},
         "policy_accuracy": jnp.sum(greedy_is_safe & has_forced) / num_forced,
-        "forced_fraction": jnp.sum(forced_weight) / jnp.maximum(totals.num_forced + totals.num_guess, 1.0),
+        "forced_fraction": jnp.sum(has_forced.astype(jnp.float32)) / jnp.maximum(totals.num_forced + totals.num_guess, 1.0),
     }
-    return loss, metrics
+    return shares, metrics
 
 
 # ----------------------------------------------------------------------------- micro-batches

@@ -118,6 +118,28 @@ def test_mine_bce_counts_only_labelled_cells():
     assert grads["mine"][1, 1] == 0.0 and np.isfinite(np.asarray(grads["logits"])).all()
 
 
+def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_most_of_it():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.5, guess_weight=0.3, hardest_states=2)
+    safe_2 = [False, False, True] + [False] * 5  # logit -1: the least likely legal reveal
+    batch = _batch([SAFE_0_1, safe_2, NO_SET, SAFE_0_1], [0, 2, 2, 1], [True, True, True, True])
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    outputs = _fake_apply(PARAMS, batch.obs)
+    shares, share_metrics = losses.imitation_loss_shares(outputs[0], outputs[2], batch, cfg)
+    chex.assert_shape(shares, (4,))
+    np.testing.assert_allclose(jnp.sum(shares), loss, rtol=1e-6)
+    chex.assert_trees_all_close(share_metrics, metrics, rtol=1e-6)
+    probs = _probs()
+    forced_ce = -np.log([probs[0] + probs[1], probs[2], probs[0] + probs[1]]) / 3  # three forced states
+    forced_shares = np.asarray(shares)[[0, 1, 3]]  # their mine terms are equal: they differ by the set CE
+    np.testing.assert_allclose(forced_shares - forced_shares[0], forced_ce - forced_ce[0], atol=1e-6)
+    # the guess state (its cell-2 move, weighted 0.3) and the forced state on cell 2 carry the most
+    chosen, batch_metrics = imitation.hardest(batch, (outputs[0], outputs[2]), cfg)
+    np.testing.assert_array_equal(chosen.forced_safe, batch.forced_safe[jnp.array([1, 2])])
+    np.testing.assert_allclose(batch_metrics["loss"], loss, rtol=1e-6)
+    np.testing.assert_allclose(batch_metrics["hardest_loss_share"], (shares[1] + shares[2]) / loss, rtol=1e-5)
+    assert batch_metrics["policy_accuracy"] == metrics["policy_accuracy"]  # the whole batch's
+
+
 @pytest.mark.parametrize(
     "overrides, message",
     [
@@ -130,6 +152,9 @@ def test_mine_bce_counts_only_labelled_cells():
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
         ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),
         ({"random_first_click_share": -0.5}, "random_first_click_share"),
+        ({"num_envs": 4, "hardest_states": 5}, r"hardest_states=5 must be 0 \(off\) or an int in \[1, num_envs"),
+        ({"hardest_states": -1}, "hardest_states=-1"),
+        ({"num_envs": 8, "hardest_states": 4, "microbatch_size": 3}, "microbatch_size=3 must be .* hardest_states=4"),
         ({"solver_probabilities": "loopy"}, "solver_probabilities='loopy' must be 'bp' or 'exact'"),
         ({"mine_targets": "soft"}, "mine_targets=.soft. must be .sampled. or .exact."),
         ({"guess_targets": "exact"}, "guess_targets=.exact. must be .solver. or .safest."),
@@ -158,11 +183,13 @@ def test_the_search_player_can_be_the_teacher():
     assert (progress.lookahead_score, progress.lookahead_tolerance) == ("progress", 0.0)
 
 
-def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board():
+@pytest.mark.parametrize("hardest_states", [0, 16])  # all states, or the gradient on the hardest half
+def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(hardest_states):
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
     model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False)
     il_cfg = imitation.ImitationConfig(  # layer 1: quick to compile
-        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1, opening_weight=1.0
+        num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1, opening_weight=1.0,
+        hardest_states=hardest_states,
     )
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)
@@ -171,6 +198,8 @@ def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(
     for name, values in metrics.items():
         assert values.shape == (240,) and np.isfinite(values).all(), name
     assert int(state.update) == 240
+    if hardest_states:  # the chosen half carries more than half of the loss
+        assert (metrics["hardest_loss_share"] > 0.5).all() and (metrics["hardest_loss_share"] <= 1 + 1e-6).all()
     early, late = metrics["loss"][5:35].mean(), metrics["loss"][-30:].mean()
     assert late < 0.7 * early, (early, late)
     assert metrics["policy_accuracy"][-30:].mean() > metrics["policy_accuracy"][5:35].mean() + 0.1
@@ -195,7 +224,7 @@ def test_random_first_clicks_open_the_games_before_the_solver_or_learner_plays()
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     play = jax.jit(imitation.play_and_label, static_argnums=(3, 4, 5))
     apply_fn = models.make_model(model_cfg).apply
-    _, _, labelled, _ = play(state.env_states, state.key, state.params, apply_fn, env_cfg, il_cfg)
+    _, _, labelled, _, _ = play(state.env_states, state.key, state.params, apply_fn, env_cfg, il_cfg)
     # every labelled state comes after its first click: its hidden cells carry mine labels
     assert np.asarray(labelled.mine_label_mask).any(axis=(1, 2)).all()
 
@@ -268,7 +297,7 @@ def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_tar
     seen = {"forced": 0, "guess": 0, "mines": 0}
     for _ in range(5):
         before = env_states
-        env_states, key, labelled, _ = play(env_states, key, state.params, apply_fn, env_cfg, il_cfg)
+        env_states, key, labelled, _, _ = play(env_states, key, state.params, apply_fn, env_cfg, il_cfg)
         before, labelled = jax.device_get((before, labelled))
         for g in range(il_cfg.num_envs):
             hidden = ~before.revealed[g]

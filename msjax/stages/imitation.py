@@ -124,6 +124,12 @@ class ImitationConfig:
       play_endgame_layouts: with exact probabilities, the playing solver solves views that
         at most this many layouts fit over their whole game tree
         (``SolverConfig.endgame_layouts``): 0 (off) or 2..128.
+      hardest_states: states per gradient step, chosen as the ones that carry the most
+        loss under the network that played them (``losses.imitation_loss_shares`` of its
+        play-time outputs: no second forward pass when learner games need one anyway);
+        online hard-example mining. 0 (off): every one of the update's
+        ``num_envs * steps_per_update`` labelled states; else in [1, that many]. The
+        logged losses and accuracies stay those of all the update's states.
     """
 
     enabled: bool = True
@@ -150,6 +156,7 @@ class ImitationConfig:
     play_lookahead: int = 0
     play_lookahead_depth: int = 0
     play_endgame_layouts: int = 0
+    hardest_states: int = 0
 
     def __post_init__(self):
         validate_config(self)
@@ -162,6 +169,11 @@ class ImitationConfig:
     def needs_exact_analysis(self) -> bool:
         """Whether the labels read an exact analysis (of the states they need it on)."""
         return self.mine_targets == "exact" or self.guess_targets == "safest"
+
+    @property
+    def gradient_states(self) -> int:
+        """States in each gradient step: ``hardest_states``, or all the update's."""
+        return self.hardest_states or self.num_envs * self.steps_per_update
 
     @property
     def num_learner_games(self) -> int:
@@ -193,9 +205,17 @@ def validate_config(cfg: ImitationConfig) -> None:
         (">= 0", ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight")),
         ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
     ))
+    labelled_states = cfg.num_envs * cfg.steps_per_update
+    if not isinstance(cfg.hardest_states, int) or isinstance(cfg.hardest_states, bool) or not (
+        0 <= cfg.hardest_states <= labelled_states
+    ):
+        raise ValueError(
+            f"ImitationConfig.hardest_states={cfg.hardest_states!r} must be 0 (off) or an int in "
+            f"[1, num_envs*steps_per_update={labelled_states}]"
+        )
     losses.check_microbatch_size(
-        "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.num_envs * cfg.steps_per_update,
-        "num_envs*steps_per_update",
+        "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.gradient_states,
+        "hardest_states" if cfg.hardest_states else "num_envs*steps_per_update",
     )
     if cfg.label_max_layer not in (1, 2, 3):
         raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
@@ -280,13 +300,15 @@ _mask_games = jax.vmap(ms_env.action_mask, in_axes=(0, None))
 def play_and_label(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
-) -> tuple[ms_env.EnvState, jax.Array, Labelled, tuple[jax.Array, jax.Array]]:
+) -> tuple[ms_env.EnvState, jax.Array, Labelled, tuple[jax.Array, jax.Array], Any]:
     """One step of every game, played by the solver or (the first ``num_learner_games``
     games) by the network; the states before the step labelled by the solver.
 
-    Returns ``(next env_states, next key, Labelled [N, ...], (finished, won))``, the
-    last two int32[2]: games finished and won at this step by the solver's games and by
-    the learner's. The solver and the game step run per device (``batchplay``).
+    Returns ``(next env_states, next key, Labelled [N, ...], (finished, won), outputs)``:
+    ``(finished, won)`` int32[2] each, games finished and won at this step by the solver's
+    games and by the learner's; ``outputs`` the network's ``(logits, mine_logits)`` on the
+    states when ``il_cfg.hardest_states`` chooses among them, else None. The solver and the
+    game step run per device (``batchplay``).
     """
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
     share = il_cfg.random_first_click_share  # opened before anyone plays them: never a labelled move
@@ -298,9 +320,11 @@ def play_and_label(
     forced = batchplay.forced_moves(env_states, env_cfg, il_cfg.label_solver)
     obs = _observe_games(env_states, env_cfg)
     action_mask = _mask_games(env_states, env_cfg)
-    action = solver_action
+    action, outputs = solver_action, None
+    if il_cfg.num_learner_games or il_cfg.hardest_states:
+        logits, _, mine_logits = apply_fn(params, obs)
+        outputs = (logits, mine_logits) if il_cfg.hardest_states else None
     if il_cfg.num_learner_games:
-        logits, _, _ = apply_fn(params, obs)
         learner_action = jax.random.categorical(learner_key, masked_logits(logits, action_mask))
         action = jnp.where(by_learner, learner_action.astype(jnp.int32), solver_action)
 
@@ -335,7 +359,7 @@ def play_and_label(
     env_states, _, done, info = batchplay.step_games(env_states, action, env_cfg)
     games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x games
     outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
-    return env_states, key, labelled, outcome
+    return env_states, key, labelled, outcome, outputs
 
 
 SAFEST_TOLERANCE = 1e-4
@@ -374,6 +398,21 @@ def augment_with_symmetries(batch: Labelled, key: jax.Array, height: int, width:
     )
 
 
+def hardest(
+    batch: Labelled, outputs: tuple[jax.Array, jax.Array], il_cfg: ImitationConfig
+) -> tuple[Labelled, dict[str, jax.Array]]:
+    """The ``il_cfg.hardest_states`` states of ``batch`` (``[B, ...]``) that carry the most
+    loss given the network's ``outputs`` on them (``(logits, mine_logits)``), in the order
+    of ``batch``, and the whole batch's loss metrics: ``imitation_loss``'s and ``loss``,
+    plus ``hardest_loss_share``, the part of the loss the chosen states carry."""
+    shares, metrics = losses.imitation_loss_shares(*outputs, batch, il_cfg)
+    _, chosen = jax.lax.top_k(shares, il_cfg.hardest_states)
+    chosen = jnp.sort(chosen)  # keep the games' order (and their split over devices)
+    loss = jnp.sum(shares)
+    metrics = {**metrics, "loss": loss, "hardest_loss_share": jnp.sum(shares[chosen]) / jnp.maximum(loss, 1e-12)}
+    return jax.tree.map(lambda x: x[chosen], batch), metrics
+
+
 def flatten_games(x: jax.Array) -> jax.Array:
     """[T, N, ...] -> [N*T, ...], game-major, so the games' split over devices carries over."""
     return jnp.swapaxes(x, 0, 1).reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
@@ -405,9 +444,11 @@ def imitation_chunk_fn(
     updates; ``make_imitation_chunk`` or ``distributed.jit_chunk`` compile it.
 
     ``metrics`` maps each name to float32[num_updates]: loss, policy_ce, guess_ce,
-    opening_ce, mine_bce, policy_accuracy, forced_fraction, grad_norm, and solver_win_rate and
+    opening_ce, mine_bce, proven_mine_ce, policy_accuracy, forced_fraction, grad_norm, solver_win_rate and
     learner_win_rate (games won / finished in the update on the games the solver, resp.
-    the network, plays; -1 if none finished).
+    the network, plays; -1 if none finished); with ``hardest_states`` also
+    hardest_loss_share (``hardest``), the loss figures then those of all the update's
+    states and grad_norm that of the gradient on the chosen ones.
     """
     if not isinstance(num_updates, int) or num_updates < 1:
         raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
@@ -417,18 +458,24 @@ def imitation_chunk_fn(
     def imitation_update(state: ImitationState, _):
         # PLAY THE GAMES (SOLVER OR LEARNER) AND LABEL EVERY STATE WITH THE SOLVER
         def play_step(carry, _):
-            env_states, key, labelled, outcome = play_and_label(*carry, state.params, apply_fn, env_cfg, il_cfg)
-            return (env_states, key), (labelled, outcome)
+            env_states, key, labelled, outcome, outputs = play_and_label(
+                *carry, state.params, apply_fn, env_cfg, il_cfg
+            )
+            return (env_states, key), (labelled, outcome, outputs)
 
-        (env_states, key), (labelled, (finished, won)) = jax.lax.scan(
+        (env_states, key), (labelled, (finished, won), outputs) = jax.lax.scan(
             play_step, (state.env_states, state.key), None, il_cfg.steps_per_update
         )
         labelled = jax.tree.map(flatten_games, labelled)
+        if il_cfg.hardest_states:  # the gradient on the states the network gets most wrong
+            labelled, batch_metrics = hardest(labelled, jax.tree.map(flatten_games, outputs), il_cfg)
         if il_cfg.augment_symmetries:  # a key drawn only then: runs without it are unchanged
             key, augment_key = jax.random.split(key)
             labelled = augment_with_symmetries(labelled, augment_key, env_cfg.H, env_cfg.W)
         # UPDATE NETWORK
         params, opt_state, metrics = update_network(state, labelled, apply_fn, optimizer, il_cfg)
+        if il_cfg.hardest_states:  # log the whole batch's figures, comparable across configs
+            metrics = {**metrics, **batch_metrics}
         finished, won = jnp.sum(finished, axis=0), jnp.sum(won, axis=0)
         win_rates = jnp.where(finished > 0, won / jnp.maximum(finished, 1), -1.0)
         metrics = {**metrics, "solver_win_rate": win_rates[0], "learner_win_rate": win_rates[1]}
