@@ -16,9 +16,11 @@ on its own), 1,000 updates at 2e-4 reach **76.3% [73.6, 78.8]** of those boards 
 one core of this CPU beside another run, compile and evaluations included), where 1e-3 first
 loses the 8x8 agent's level and recovers it only as the rate decays (75.2% after 2,000
 updates; RESULTS.md, "The 16x16 stage's learning rate"). Twice the updates at 2e-4 give
-76.5%, +0.20 [-1.58, +1.98] over 1,000 on the same boards. The issue's target (85%) is not
-reached. The older 6,000-update stage at 1e-3, its curve and a run from scratch: RESULTS.md,
-"configs/intermediate_cpu.py: 16x16x40 within the hour".
+76.5%, +0.20 [-1.58, +1.98] over 1,000 on the same boards. The gradient on the 128 hardest
+of 256 played states (``imitation.hardest_states``) gives 76.4% on the same boards at 1.25
+times the time: not used. The issue's target (85%) is not reached. The older 6,000-update
+stage at 1e-3, its curve and a run from scratch: RESULTS.md, "configs/intermediate_cpu.py:
+16x16x40 within the hour".
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
