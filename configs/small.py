@@ -32,9 +32,10 @@ the former fine-tune's settings: ``--config.ppo.enabled=true`` runs it, and
 
 The gradient on the hardest states (``imitation.hardest_states``: 256 boards played, the 128
 states carrying the most loss back-propagated) learns faster but ends at the same level: on
-the same 10,000 boards, +0.69 points [+0.17, +1.21] at 3,000 updates, -0.01 [-0.48, +0.46]
-at 6,000 (87.31% against 87.32%), at about 1.35 times the time per update; not used
-(RESULTS.md, "The gradient on the hardest states").
+the same 10,000 boards, +0.69 points [+0.17, +1.21] at 3,000 updates (back-propagating
+all 256: +0.85 [+0.34, +1.36]), -0.01 [-0.48, +0.46] at 6,000 (87.31% against 87.32%),
+at 1.3-1.4 times the time per update; not used (RESULTS.md, "The gradient on the hardest
+states").
 
 What each choice was worth, measured on this config (the network's depth, the updates, the
 opening and guess labels, a longer PPO stage instead of imitation updates): RESULTS.md,
