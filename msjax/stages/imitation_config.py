@@ -1,0 +1,201 @@
+"""The imitation stage's settings (``ImitationConfig``) and their checks: the ``imitation``
+section of an ``ExperimentConfig``. The stage itself is ``msjax.stages.imitation``, which
+exports both."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from msjax import losses, solver
+from msjax.stages.spec import check_fields
+
+
+@dataclasses.dataclass(frozen=True)
+class ImitationConfig:
+    """The imitation stage.
+
+    Attributes:
+      enabled: run the stage before PPO.
+      num_envs: games played in parallel.
+      steps_per_update: solver steps per gradient step; each update trains on
+        ``num_envs * steps_per_update`` states.
+      num_updates: gradient steps of the whole stage (also the cosine-decay horizon).
+      lr: peak AdamW learning rate, > 0.
+      weight_decay: AdamW weight decay, >= 0.
+      max_grad_norm: global gradient-norm clip, > 0.
+      anneal_lr: cosine-decay the learning rate to 0 over ``num_updates``.
+      aux_mine_weight: weight (lambda) of the mine head's BCE, >= 0.
+      proven_mine_weight: weight of ``-log(1 - P(reveal a proven mine))`` on the states
+        where the label layers (``label_max_layer``) prove some hidden cell a mine, >= 0
+        (0, the default: nothing keeps the policy off them but the other labels).
+      guess_weight: weight of the cross-entropy of the solver's move on states without
+        a forced-safe label (0 = the seed: no policy loss there), >= 0.
+      opening_weight: weight of the cross-entropy of the solver's first click on the
+        states before a game's first click, >= 0. Without it (and ``guess_weight`` 0)
+        nothing teaches the network where to open.
+      label_max_layer: the solver layers (1..3) whose proofs are the policy labels.
+      play_max_layer: the layers (1..4) of the solver that plays the games; 4 guesses
+        by belief propagation, below 4 it guesses uniformly.
+      learner_fraction: fraction of the games (rounded down) that the network plays,
+        sampling its own masked policy, in [0, 1]; the solver plays the rest.
+      microbatch_size: states that pass through the network together in the gradient
+        step: its gradient is accumulated over micro-batches of this size (the same
+        gradient up to float rounding), so the activations kept for the backward pass
+        shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
+        ``num_envs * steps_per_update``; 0, or that many or more: all at once.
+      random_first_click_share: share of new games opened at a uniformly random cell
+        before anyone plays them (``batchplay.random_first_clicks``), in [0, 1]; the
+        rest open where their player clicks (the solver at ``solver.first_click``). Off
+        by default: measured worse on configs/small.py (benchmarks/RESULTS.md).
+      solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
+        (belief propagation) or ``"exact"``: the playing solver guesses on exact
+        probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
+        safe is a label (``msjax.solver.exact``).
+      mine_targets: the mine head's target: ``"sampled"``, the true mines of the game (one
+        layout drawn from those the view allows: a noisy target whose mean is the exact
+        probability), or ``"exact"``, the exact mine probability of each hidden cell
+        (``solver.exact_analysis`` of every labelled state; the true mines where the view
+        is flagged, beyond the analysis' limits).
+      guess_targets: the teacher's move on states without a forced-safe label: ``"solver"``,
+        the playing solver's move, or ``"safest"``, the set of hidden cells whose exact mine
+        probability is within ``SAFEST_TOLERANCE`` of the lowest (the cells the exact
+        analysis proves safe, where it proves any), learnt as a set like the forced-safe
+        cells; the solver's move where the view is flagged, and its first click before
+        the first reveal.
+      augment_symmetries: each labelled state goes into the gradient step through a
+        symmetry of the board drawn uniformly (``models.board_symmetries``: 8 on a square
+        board, 4 on a rectangle), its labels with it.
+      play_lookahead: with exact probabilities, the playing solver's guesses look ahead
+        at this many candidates (``SolverConfig.exact_lookahead``), >= 0: with
+        ``guess_targets="solver"`` the teacher is then the search player. 0: off.
+      play_lookahead_depth: 0, the lookahead breaks ties among the safest cells as
+        ``msjax.exact``'s player does (``lookahead_score="progress"``); 1 or 2, it looks
+        past the next guess at that depth (``lookahead_score="survival"``, among the cells
+        at least ``1 - SURVIVAL_TOLERANCE`` as safe as the safest). Needs ``play_lookahead``.
+      play_endgame_layouts: with exact probabilities, the playing solver solves views that
+        at most this many layouts fit over their whole game tree
+        (``SolverConfig.endgame_layouts``): 0 (off) or 2..128.
+      hardest_states: states per gradient step, chosen as the ones that carry the most
+        loss under the network that played them (``losses.imitation_loss_shares`` of its
+        play-time outputs: no second forward pass when learner games need one anyway);
+        online hard-example mining. 0 (off): every one of the update's
+        ``num_envs * steps_per_update`` labelled states; else in [1, that many]. The
+        logged losses and accuracies stay those of all the update's states. Measured
+        on configs/small.py and the 16x16 stage: faster early, no better at the end
+        (benchmarks/RESULTS.md, "The gradient on the hardest states").
+    """
+
+    enabled: bool = True
+    num_envs: int = 256
+    steps_per_update: int = 1
+    num_updates: int = 2000
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    max_grad_norm: float = 1.0
+    anneal_lr: bool = True
+    aux_mine_weight: float = 0.1
+    proven_mine_weight: float = 0.0
+    guess_weight: float = 0.0
+    opening_weight: float = 0.0
+    label_max_layer: int = 2
+    play_max_layer: int = 4
+    learner_fraction: float = 0.5
+    microbatch_size: int = 0
+    random_first_click_share: float = 0.0
+    solver_probabilities: str = "bp"
+    mine_targets: str = "sampled"
+    guess_targets: str = "solver"
+    augment_symmetries: bool = False
+    play_lookahead: int = 0
+    play_lookahead_depth: int = 0
+    play_endgame_layouts: int = 0
+    hardest_states: int = 0
+
+    def __post_init__(self):
+        validate_config(self)
+
+    @property
+    def label_solver(self) -> solver.SolverConfig:
+        return solver.SolverConfig(max_layer=self.label_max_layer, probabilities=self.solver_probabilities)
+
+    @property
+    def needs_exact_analysis(self) -> bool:
+        """Whether the labels read an exact analysis (of the states they need it on)."""
+        return self.mine_targets == "exact" or self.guess_targets == "safest"
+
+    @property
+    def gradient_states(self) -> int:
+        """States in each gradient step: ``hardest_states``, or all the update's."""
+        return self.hardest_states or self.num_envs * self.steps_per_update
+
+    @property
+    def num_learner_games(self) -> int:
+        return int(self.learner_fraction * self.num_envs)
+
+    @property
+    def play_solver(self) -> solver.SolverConfig:
+        survival = self.play_lookahead_depth > 0
+        return solver.SolverConfig(
+            max_layer=self.play_max_layer, probabilities=self.solver_probabilities,
+            exact_lookahead=self.play_lookahead, endgame_layouts=self.play_endgame_layouts,
+            lookahead_score="survival" if survival else "progress",
+            lookahead_tolerance=SURVIVAL_TOLERANCE if survival else 0.0,
+            lookahead_depth=max(1, self.play_lookahead_depth),
+        )
+
+
+SURVIVAL_TOLERANCE = 0.1
+"""The playing solver's survival lookahead weighs the cells at least 90% as safe as the
+safest (David Hill's "secondary safety" window)."""
+
+
+def validate_config(cfg: ImitationConfig) -> None:
+    """Raises ``ValueError`` naming the offending field and its allowed range."""
+    check_fields(cfg, (
+        ("a bool", ("enabled", "augment_symmetries")),
+        ("an int >= 1", ("num_envs", "steps_per_update", "num_updates")),
+        ("> 0", ("lr", "max_grad_norm")),
+        (">= 0", ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight")),
+        ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
+    ))
+    labelled_states = cfg.num_envs * cfg.steps_per_update
+    if not isinstance(cfg.hardest_states, int) or isinstance(cfg.hardest_states, bool) or not (
+        0 <= cfg.hardest_states <= labelled_states
+    ):
+        raise ValueError(
+            f"ImitationConfig.hardest_states={cfg.hardest_states!r} must be 0 (off) or an int in "
+            f"[1, num_envs*steps_per_update={labelled_states}]"
+        )
+    losses.check_microbatch_size(
+        "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.gradient_states,
+        "hardest_states" if cfg.hardest_states else "num_envs*steps_per_update",
+    )
+    if cfg.label_max_layer not in (1, 2, 3):
+        raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
+    if cfg.play_max_layer not in (1, 2, 3, 4):
+        raise ValueError(f"ImitationConfig.play_max_layer={cfg.play_max_layer!r} must be in 1..4")
+    if cfg.solver_probabilities not in ("bp", "exact"):
+        raise ValueError(f"ImitationConfig.solver_probabilities={cfg.solver_probabilities!r} must be 'bp' or 'exact'")
+    if cfg.mine_targets not in ("sampled", "exact"):
+        raise ValueError(f"ImitationConfig.mine_targets={cfg.mine_targets!r} must be 'sampled' or 'exact'")
+    if cfg.guess_targets not in ("solver", "safest"):
+        raise ValueError(f"ImitationConfig.guess_targets={cfg.guess_targets!r} must be 'solver' or 'safest'")
+    if not isinstance(cfg.play_lookahead, int) or cfg.play_lookahead < 0:
+        raise ValueError(f"ImitationConfig.play_lookahead={cfg.play_lookahead!r} must be an int >= 0")
+    if cfg.play_lookahead_depth not in (0, 1, 2):
+        raise ValueError(f"ImitationConfig.play_lookahead_depth={cfg.play_lookahead_depth!r} must be 0, 1 or 2")
+    if cfg.play_lookahead_depth and not cfg.play_lookahead:
+        raise ValueError(
+            f"ImitationConfig.play_lookahead_depth={cfg.play_lookahead_depth} needs play_lookahead >= 1 (got 0)"
+        )
+    if cfg.play_endgame_layouts and not 2 <= cfg.play_endgame_layouts <= solver.MAX_ENDGAME_LAYOUTS:
+        raise ValueError(
+            f"ImitationConfig.play_endgame_layouts={cfg.play_endgame_layouts!r} must be 0 (off) or in "
+            f"[2, {solver.MAX_ENDGAME_LAYOUTS}]"
+        )
+    for name in ("play_lookahead", "play_endgame_layouts"):
+        if getattr(cfg, name) and cfg.solver_probabilities != "exact":
+            raise ValueError(
+                f"ImitationConfig.{name}={getattr(cfg, name)} needs solver_probabilities='exact' "
+                f"(got {cfg.solver_probabilities!r})"
+            )
