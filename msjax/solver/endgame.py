@@ -381,8 +381,8 @@ def dense_click_values(root: jax.Array, classes: jax.Array, num_layouts: int) ->
     values = (jax.lax.population_count(jnp.arange(1 << num_layouts, dtype=jnp.uint32)) == 1).astype(jnp.float32)
 
     def fill(values, masks):
-        best = jnp.max(_dense_click_values(masks, classes, values), axis=-1)
-        return values.at[masks[:, 0]].set(best, mode="drop"), None
+        best = jnp.max(_dense_click_values(masks, classes, values), axis=-1)  # -1: no click splits it
+        return values.at[masks[:, 0]].set(jnp.maximum(best, 0.0), mode="drop"), None
 
     values = jax.lax.scan(fill, values, jnp.asarray(_masks_by_size(num_layouts)))[0]
     return _dense_click_values(root, classes, values)
