@@ -9,6 +9,12 @@ that win and lose mostly the same boards).
 
     python benchmarks/paired_agents.py runs/small runs/small_ppo --games 10000 --seed 7
 
+``--lookahead K,N,LEAF`` (repeatable) adds, after each agent, the agent with that
+look-ahead on top (``Agent.with_lookahead``: ``K`` candidates, ``N`` drawn layouts, leaves
+valued by ``value`` or ``safe``):
+
+    python benchmarks/paired_agents.py runs/small --lookahead 4,16,safe --lookahead 4,16,value
+
 Output: a table, then one JSON line per agent.
 """
 
@@ -23,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
+from msjax.cli import args as cli_args  # noqa: E402
 from benchmarks.paired_exact import percent_cells, vs_first  # noqa: E402
 
 
@@ -33,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="picks the boards")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the first agent's)")
     parser.add_argument("--batch", type=int, default=1000, help="games stepped together")
+    parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
+                        help="also each agent with this look-ahead on top (repeatable)")
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error(f"--games={args.games} must be >= 2")
@@ -48,9 +57,17 @@ def main(argv: list[str] | None = None) -> None:
     except checkpoint.CheckpointError as error:
         parser.error(str(error))
     env_cfg = board_config(args.board, False, agents[0].env_cfg)
+    players = []
+    for path, agent in zip(args.agents, agents):
+        players.append((path, agent))
+        for spec in args.lookahead:
+            try:
+                players.append((f"{path} +lookahead {','.join(map(str, spec))}", agent.for_board(env_cfg).with_lookahead(*spec)))
+            except ValueError as error:  # more candidates than cells
+                parser.error(f"--lookahead: {error}")
     device = device_name()
     rows, first = [], None
-    for path, agent in zip(args.agents, agents):
+    for path, agent in players:
         began = time.perf_counter()
         won = play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"]
         seconds = time.perf_counter() - began

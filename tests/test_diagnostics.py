@@ -200,12 +200,16 @@ def test_cli_first_click_must_be_a_cell_of_the_board(capsys):
     assert "--first-click 5,0: off the 5x5 board" in capsys.readouterr().err
 
 
-def test_cli_symmetric_needs_an_agent(capsys):
+def test_cli_symmetric_proofs_and_lookahead_need_an_agent(capsys):
     status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--symmetric"])
     assert status == 2
     assert "--symmetric averages an agent's network: the solver has none" in capsys.readouterr().err
     assert evaluate_cli.main(["--solver", "--board", "5x5x4", "--proofs", "layers"]) == 2
     assert "--proofs guides an agent's network: the solver has none" in capsys.readouterr().err
+    assert evaluate_cli.main(["--solver", "--board", "5x5x4", "--lookahead", "4,16,value"]) == 2
+    assert "--lookahead guides an agent's network: the solver has none" in capsys.readouterr().err
+    assert evaluate_cli.main(["--solver", "--board", "5x5x4", "--lookahead", "4,16,mines"]) == 2
+    assert "must be K,N,LEAF" in capsys.readouterr().err
 
 
 @dataclasses.dataclass(frozen=True)

@@ -290,3 +290,29 @@ def test_random_first_clicks_are_never_transitions_of_the_policy():
     # games start many new games, and every one was opened before the policy saw it
     assert int(trajectory.done.sum()) > 0
     assert np.asarray(trajectory.mine_label_mask).any(axis=(2, 3)).all()
+
+
+def test_value_only_training_changes_the_value_head_alone_and_fits_the_outcome():
+    """``trainable="value"``: every parameter outside the value head stays bit-identical
+    (the agent plays as before) while the value loss falls; a bad value names the field."""
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3, progress_reward=0.0, loss_reward=0.0, step_penalty=0.0)
+    ppo_cfg = ppo.PPOConfig(
+        num_envs=32, steps_per_env=16, mini_batches=2, ppo_epochs=2, lr=3e-3, gamma=1.0, gae_lambda=1.0,
+        frontier_mask_until_updates=0, anneal_lr=False, trainable="value",
+    )
+    chunk = ppo.make_ppo_chunk(env_cfg, TRAIN_MODEL, ppo_cfg, num_updates=30)
+    state = ppo.init_ppo_state(jax.random.key(1), env_cfg, TRAIN_MODEL, ppo_cfg)
+    before = jax.device_get(state.params)
+    state, metrics = chunk(state)
+    after = jax.device_get(state.params)
+    labels = ppo.value_head_labels(before)
+    changed = jax.tree.map(lambda a, b: bool(np.any(a != b)), before, after)
+    trained = [path for path, label in jax.tree_util.tree_leaves_with_path(labels) if label == "train"]
+    assert len(trained) == 4  # value_hidden and value_out: kernel and bias each
+    for (path, label), (_, moved) in zip(jax.tree_util.tree_leaves_with_path(labels),
+                                        jax.tree_util.tree_leaves_with_path(changed)):
+        assert moved == (label == "train"), jax.tree_util.keystr(path)
+    value_loss = np.asarray(metrics["value_loss"])
+    assert value_loss[-5:].mean() < 0.5 * value_loss[:3].mean(), value_loss
+    with pytest.raises(ValueError, match="trainable"):
+        ppo.PPOConfig(trainable="policy")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["config_overrides", "non_negative_int", "positive_int", "positive_float", "seed", "MAX_SEED"]
+__all__ = ["config_overrides", "lookahead", "non_negative_int", "positive_int", "positive_float", "seed", "MAX_SEED"]
 
 OVERRIDE = "--config."
 MAX_SEED = 2**32 - 1
@@ -36,6 +36,18 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{value} must be > 0")
     return value
+
+
+def lookahead(text: str) -> tuple[int, int, str]:
+    """argparse type: ``K,N,LEAF`` (``Agent.with_lookahead``'s candidates, drawn layouts
+    and leaf value: ``value`` or ``safe``), e.g. ``4,16,value``."""
+    parts = text.split(",")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be K,N,LEAF: two integers >= 1 and value or safe (e.g. 4,16,value)")
+    candidates, samples = int(parts[0]), int(parts[1])
+    if candidates < 1 or samples < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: K and N must be >= 1")
+    return candidates, samples, parts[2]
 
 
 def config_overrides(rest: list[str], parser: argparse.ArgumentParser, example: str = "ppo.lr=1e-4") -> list[str]:

@@ -23,6 +23,7 @@ from msjax import checkpoint as checkpoint_lib
 from msjax import diagnostics
 from msjax import env as ms_env
 from msjax import runlog
+from msjax.cli.args import lookahead
 from msjax.cli.args import seed as seed_type
 from msjax.cli.boards import board_config
 
@@ -63,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--proofs", choices=("layers", "exact"),
         help="the agent plays proved-safe cells first and never reveals a proved mine (a hybrid): proofs of the "
         "rule layers, or of the exact analysis",
+    )
+    parser.add_argument(
+        "--lookahead", type=lookahead, metavar="K,N,LEAF",
+        help="the agent looks past its move: of its K likeliest reveals a proved-safe one, else the best exact "
+        "chance to be safe times the mean value (LEAF: value, the value head; safe, 1) of the views it leads to "
+        "on N drawn layouts (Agent.with_lookahead), e.g. 4,16,value",
     )
     parser.add_argument(
         "--loss-causes", action="store_true",
@@ -123,8 +130,8 @@ def _load_player(args: argparse.Namespace):
     from msjax.checkpoint import CheckpointError
 
     try:
-        if args.solver and (args.symmetric or args.proofs):
-            flag = "--symmetric averages" if args.symmetric else "--proofs guides"
+        if args.solver and (args.symmetric or args.proofs or args.lookahead):
+            flag = "--symmetric averages" if args.symmetric else "--proofs guides" if args.proofs else "--lookahead guides"
             raise UsageError(f"{flag} an agent's network: the solver has none (use --agent RUN)")
         if args.solver:
             cfg = board_config(args.board, args.safe_first_click)
@@ -136,6 +143,8 @@ def _load_player(args: argparse.Namespace):
             agent, name = agent.symmetrised(), f"{name} (symmetrised)"
         if args.proofs:
             agent, name = agent.with_proofs(args.proofs), f"{name} (with the {args.proofs} proofs)"
+        if args.lookahead:
+            agent, name = agent.with_lookahead(*args.lookahead), f"{name} (looking ahead: {args.lookahead})"
         return agent, cfg, name
     except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
         raise UsageError(str(error).splitlines()[0]) from error

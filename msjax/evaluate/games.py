@@ -40,7 +40,10 @@ def game_keys(seed: int, num_games: int) -> jax.Array:
 
 
 def player_actions(player: Any, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
-    """int32[B]: ``player.act`` vmapped over a batch of games (``keys`` ``[B]``)."""
+    """int32[B]: ``player.act`` vmapped over a batch of games (``keys`` ``[B]``), or the
+    player's own ``act_batch(states, keys)`` where it has one."""
+    if hasattr(player, "act_batch"):
+        return jnp.asarray(player.act_batch(states, keys), jnp.int32)
     actions = jax.vmap(lambda p, s, k: p.act(s, k), in_axes=(None, 0, 0))(player, states, keys)
     return jnp.asarray(actions, jnp.int32)
 

@@ -9,6 +9,11 @@ from msjax import losses
 from msjax.stages.spec import check_fields
 
 
+TRAINABLE = ("all", "value")
+VALUE_HEAD = ("value_hidden", "value_out")
+"""The network's modules that ``trainable="value"`` trains (``models``' value head)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class PPOConfig:
     """PPO hyper-parameters; the defaults are the seed's.
@@ -40,6 +45,11 @@ class PPOConfig:
       microbatch_size: a divisor of the minibatch, whose gradient is then accumulated over
         micro-batches of this size (the same gradient in less memory; 0 or >= the
         minibatch: off). Advantages are normalised over the whole minibatch.
+      trainable: the parameters the stage changes: ``"all"`` (the default) or ``"value"``
+        (the value head alone, ``VALUE_HEAD``: the policy, the mine head and the trunk stay
+        as they are, so the agent plays exactly as before while its value head learns the
+        return of its own games; with rewards on wins only and ``gamma = gae_lambda = 1``
+        that return is the game's outcome, so the head learns the chance to win).
     """
 
     enabled: bool = True
@@ -63,6 +73,7 @@ class PPOConfig:
     anneal_lr: bool = True
     normalize_advantages: bool = True
     microbatch_size: int = 0
+    trainable: str = "all"
 
     def __post_init__(self):
         validate_config(self)
@@ -98,6 +109,8 @@ def validate_config(cfg: PPOConfig) -> None:
         )
     batch_name = "num_envs*steps_per_env/mini_batches"
     losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, batch_name)
+    if cfg.trainable not in TRAINABLE:
+        raise ValueError(f"PPOConfig.trainable={cfg.trainable!r} must be one of {TRAINABLE}")
     check_fields(cfg, (
         ("in [0, 1]", ("gamma", "gae_lambda", "random_first_click_share")),
         ("> 0", ("clip_eps", "clip_eps_v", "lr", "max_grad_norm")),
