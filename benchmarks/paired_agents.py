@@ -15,7 +15,9 @@ valued by ``value`` or ``safe``):
 
     python benchmarks/paired_agents.py runs/small --lookahead 4,16,safe --lookahead 4,16,value
 
-Output: a table, then one JSON line per agent.
+Output: a table, then one JSON line per agent; ``--save FILE.npz`` also keeps every row's
+per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, ``seed``), so that
+any two rows can be paired later (``benchmarks.paired_exact.paired_row``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -42,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=1000, help="games stepped together")
     parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
                         help="also each agent with this look-ahead on top (repeatable)")
+    parser.add_argument("--save", metavar="FILE.npz", help="every row's per-board outcomes")
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error(f"--games={args.games} must be >= 2")
@@ -66,12 +71,16 @@ def main(argv: list[str] | None = None) -> None:
             except ValueError as error:  # more candidates than cells
                 parser.error(f"--lookahead: {error}")
     device = device_name()
-    rows, first = [], None
+    rows, outcomes = [], []
     for path, agent in players:
         began = time.perf_counter()
-        won = play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"]
+        won = np.asarray(play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"])
         seconds = time.perf_counter() - began
-        first = won if first is None else first
+        outcomes.append(won)
+        first = outcomes[0]
+        if args.save:
+            np.savez(args.save, wins=np.stack(outcomes), rows=np.array([name for name, _ in players[:len(outcomes)]]),
+                     seed=args.seed)
         rows.append({"bench": "paired_agents", "agent": path, "board": f"{env_cfg.H}x{env_cfg.W}x{env_cfg.mine_count}",
                      "seed": args.seed, "games": args.games, **vs_first(first, won), "seconds": seconds, "device": device})
         print(json.dumps(rows[-1]), flush=True)
