@@ -108,7 +108,9 @@ def make_lr_schedule(ppo_cfg: PPOConfig) -> optax.Schedule:
 @functools.lru_cache(maxsize=32)
 def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
     """Global-norm clipping then AdamW on the (cosine-decayed) learning rate; built once
-    per config, for the state's initialisation and the chunk alike."""
+    per config, for the state's initialisation and the chunk alike. With
+    ``trainable="value"`` only the value head's leaves are updated (``value_head_labels``);
+    the others get zero updates."""
     optimizer = losses.clipped_adamw(make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay)
     if ppo_cfg.trainable == "all":
         return optimizer
