@@ -257,7 +257,7 @@ def lookahead_actions(agent: Agent, states: ms_env.EnvState, keys: jax.Array) ->
         score = score * in_chunks(guess, chunk, leaves, (states, cells, keys), jnp.ones(cells.shape), axis=0)
     best = jnp.where(jnp.any(proved, axis=1), jnp.argmax(proved, axis=1), jnp.argmax(jnp.where(candidate, score, -jnp.inf), axis=1))
     chosen = jnp.take_along_axis(cells, best[:, None], axis=1)[:, 0]
-    policy = jnp.argmax(models.masked_logits(logits, legal), axis=1)
+    policy = jax.vmap(models.choose_action, in_axes=(0, 0, 0, None))(logits, legal, keys, True)
     return jnp.where(searched, chosen, policy).astype(jnp.int32)
 
 
