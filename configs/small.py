@@ -37,6 +37,12 @@ all 256: +0.85 [+0.34, +1.36]), -0.01 [-0.48, +0.46] at 6,000 (87.31% against 87
 at 1.3-1.4 times the time per update; not used (RESULTS.md, "The gradient on the hardest
 states").
 
+A deeper network (RESULTS.md, "A deeper network: six layers"), on the same 10,000 boards at
+6,000 updates: six 64-channel layers +0.84 points [+0.37, +1.31] (88.16%) at 1.7 times the
+time per update, which would put this run over 10 minutes; six 48-channel layers, at this
+config's cost, +0.45 [-0.01, +0.91] (87.77%), one run each: not adopted yet (the warm-start
+chain of ``intermediate_cpu.py`` and ``expert_cpu.py`` inherits this network).
+
 What each choice was worth, measured on this config (the network's depth, the updates, the
 opening and guess labels, a longer PPO stage instead of imitation updates): RESULTS.md,
 "configs/small.py: what each lever was worth".
