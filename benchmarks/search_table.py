@@ -16,7 +16,8 @@ Each row gives its win rate with the 95% Wilson interval, the paired difference 
 first row (95% interval on the per-board differences), games/s after compiling, and the
 compile time. Each row's JSON line is printed as soon as it is measured, and the table at the
 end; ``--rows`` picks rows by name. ``--save DIR`` writes each row's per-board outcomes
-(``DIR/<board>_seed<S>[_from<K>]_<row>.npz``: ``wins`` bool[games], ``seed``, ``first_board``)
+(``DIR/<board>_seed<S>[_from<K>]_<row>.npz``, e.g. ``expert_seed1_depth1_endgame32.npz``:
+``wins`` bool[games], ``seed``, ``first_board``)
 as it finishes, and ``.partial.npz`` with the boards played so far after each batch until
 then, so a row run later, in parts or on another machine can be paired with them:
 ``--first-board K`` plays boards K .. K + games - 1 of the seed's draw (the layouts of a seed
@@ -50,7 +51,8 @@ def row_options(name: str, candidates: int, tolerance: float, endgame_layouts: i
     """``SolverConfig`` fields of a row named ``"depth D"`` or ``"depth D+endgame"`` (``expand``:
     ``lookahead_expand`` of the depth-2 rows)."""
     depth_text, _, extra = name.partition("+")
-    depth = int(depth_text.removeprefix("depth").strip())
+    digits = depth_text.removeprefix("depth").strip()
+    depth = int(digits) if digits.isdigit() else None
     if depth not in DEPTHS or extra not in ("", "endgame"):
         raise ValueError(f"row {name!r}: use 'depth D' or 'depth D+endgame' with D in {DEPTHS}")
     options = {"exact_lookahead": candidates}
@@ -61,6 +63,16 @@ def row_options(name: str, candidates: int, tolerance: float, endgame_layouts: i
     if extra:
         options["endgame_layouts"] = endgame_layouts
     return options
+
+
+def saved_name(board: str, seed: int, first_board: int, name: str, options: dict) -> str:
+    """File name of a row's saved outcomes: ``<board>_seed<S>[_from<K>]_<row>.npz``, the row's
+    name without spaces, ``+`` as ``_``, the endgame's bound after ``endgame`` and the depth-2
+    expansion last (``intermediate_seed21_depth1_endgame32.npz``, ``..._depth2_expand3.npz``)."""
+    part = f"_from{first_board}" if first_board else ""
+    row = name.replace(" ", "").replace("+", "_") + str(options.get("endgame_layouts", ""))
+    expand = f"_expand{options['lookahead_expand']}" if "lookahead_expand" in options else ""
+    return f"{board}_seed{seed}{part}_{row}{expand}.npz"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -112,12 +124,10 @@ def main(argv: list[str] | None = None) -> None:
     if save:
         save.mkdir(parents=True, exist_ok=True)
     baseline = Path(args.paired_with).stem if args.paired_with else names[0]
-    part = f"_from{args.first_board}" if args.first_board else ""
     keep = lambda wins, path: np.savez(path, wins=wins, seed=args.seed, first_board=args.first_board)
     rows = []
     for name in names:
-        expand = f"_expand{args.expand}" if "lookahead_expand" in options[name] else ""
-        path = save / f"{args.board}_seed{args.seed}{part}_{name.replace(' ', '').replace('+', '_')}{expand}.npz" if save else None
+        path = save / saved_name(args.board, args.seed, args.first_board, name, options[name]) if save else None
         on_batch = (lambda wins, path=path: keep(wins, path.with_suffix(".partial.npz"))) if save else None
         began = time.perf_counter()
         wins, compile_s = device_wins(layouts, options[name], args.batch, on_batch=on_batch)
