@@ -1,8 +1,6 @@
 """``Agent.with_lookahead``: the policy's candidates scored by their exact safety and the
 value of the views they lead to; reads only the view. One compiled program per leaf kind."""
 
-import itertools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,6 +9,7 @@ import pytest
 from msjax import env as ms_env
 from msjax import solver as solver_lib
 from msjax.checkpoint import load_agent
+from test_exact import consistent_layouts
 from tiny_runs import saved_run
 
 ENV = ms_env.EnvConfig(H=5, W=5, mine_count=7)
@@ -21,21 +20,6 @@ LIMITS = solver_lib.ExactLimits(max_states=64, first_states=64, middle_states=0)
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory):
     return load_agent(saved_run(tmp_path_factory.mktemp("run"), steps=(1,), metrics=[0.5])).for_board(ENV)
-
-
-def consistent_layouts(revealed: np.ndarray, counts: np.ndarray, mine_count: int) -> np.ndarray:
-    """bool[L, H, W]: every layout of ``mine_count`` mines on the hidden cells that shows
-    the view's numbers (brute force over the hidden cells, independent of msjax's solver)."""
-    hidden = np.flatnonzero(~revealed)
-    chosen = np.array(list(itertools.combinations(hidden, mine_count)))
-    layouts = np.zeros((len(chosen), revealed.size), bool)
-    layouts[np.arange(len(chosen))[:, None], chosen] = True
-    layouts = layouts.reshape((-1,) + revealed.shape)
-    around = np.pad(layouts, ((0, 0), (1, 1), (1, 1))).astype(np.int8)
-    height, width = revealed.shape
-    shown = sum(around[:, 1 + dr:1 + dr + height, 1 + dc:1 + dc + width]
-                for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc)
-    return layouts[(shown[:, revealed] == counts[revealed]).all(axis=1)]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +33,8 @@ def views():
     states, *_ = jax.jit(jax.vmap(ms_env.step, in_axes=(0, 0, None)), static_argnums=2)(states, first, ENV)
     revealed, counts, mine_mask = (np.asarray(x) for x in (states.revealed, states.counts, states.mine_mask))
     playing = np.asarray(states.first_click_done & ~states.done)
-    layouts = [consistent_layouts(revealed[g], counts[g], ENV.mine_count) if playing[g] else None for g in range(NUM_GAMES)]
+    layouts = [consistent_layouts(revealed[g], counts[g], ENV.mine_count).reshape(-1, ENV.H, ENV.W) if playing[g] else None
+               for g in range(NUM_GAMES)]
     other = mine_mask.copy()
     for game, fits in enumerate(layouts):
         if fits is not None:
