@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from drawings import cells, must_prove, position, stack
+from test_exact import consistent_layouts as brute_force_layouts
 
 from msjax import env, solver
 from msjax.solver import record as solver_record
@@ -83,21 +84,9 @@ def random_positions(num: int, seed: int = 0):
 
 def consistent_layouts(state) -> np.ndarray:
     """bool[L, H*W]: every placement of the state's mines on its hidden cells that
-    matches every revealed number (brute force)."""
-    revealed = np.asarray(state.revealed).reshape(-1)
-    counts = np.asarray(state.counts).reshape(-1)
-    hidden = np.flatnonzero(~revealed)
-    rows, cols = np.divmod(np.arange(CFG.num_cells), CFG.W)
-    adjacent = (np.abs(rows[:, None] - rows[None]) <= 1) & (np.abs(cols[:, None] - cols[None]) <= 1)
-    np.fill_diagonal(adjacent, False)
-    seen = adjacent[np.ix_(np.flatnonzero(revealed), hidden)].astype(np.int32)  # [R, n]
-    choices = np.array(list(itertools.combinations(range(len(hidden)), int(state.mine_count))))
-    placed = np.zeros((len(choices), len(hidden)), np.int32)
-    np.put_along_axis(placed, choices, 1, axis=1)
-    placed = placed[np.all(placed @ seen.T == counts[revealed][None], axis=1)]
-    layouts = np.zeros((len(placed), CFG.num_cells), bool)
-    layouts[:, hidden] = placed.astype(bool)
-    return layouts
+    matches every revealed number (brute force: ``test_exact.consistent_layouts``)."""
+    revealed, counts = np.asarray(state.revealed), np.asarray(state.counts)
+    return brute_force_layouts(revealed, counts, int(state.mine_count))
 
 
 def game(states, i: int):
