@@ -1,5 +1,7 @@
 """The network: shapes, action layout, board-size independence, bf16, config errors."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,16 +13,22 @@ from msjax import models
 TINY = models.ModelConfig(channels=(8, 8), value_hidden=8)
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def apply(cfg, params, obs):
+    """The network's outputs, compiled as one program (op by op, each op compiles alone: slower)."""
+    return models.make_model(cfg).apply(params, obs)
+
+
 def _obs(env_cfg, batch=3, seed=0):
     states = ms_env.batch_reset(jax.random.key(seed), env_cfg, batch)
     states, *_ = ms_env.batch_step(states, jnp.zeros(batch, jnp.int32), env_cfg)
-    return jax.vmap(ms_env.observe, in_axes=(0, None))(states, env_cfg)
+    return jax.jit(jax.vmap(ms_env.observe, in_axes=(0, None)), static_argnums=1)(states, env_cfg)
 
 
 def test_heads_have_the_documented_shapes():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
     params = models.init_params(jax.random.key(0), TINY, env_cfg)
-    logits, value, mine_logits = models.make_model(TINY).apply(params, _obs(env_cfg))
+    logits, value, mine_logits = apply(TINY, params, _obs(env_cfg))
     assert logits.shape == (3, 2 * 25) and logits.dtype == jnp.float32
     assert value.shape == (3,) and value.dtype == jnp.float32
     assert mine_logits.shape == (3, 5, 5) and mine_logits.dtype == jnp.float32
@@ -29,7 +37,7 @@ def test_heads_have_the_documented_shapes():
 def test_one_set_of_weights_runs_on_any_board_size():
     params = models.init_params(jax.random.key(0), TINY, ms_env.EnvConfig(H=5, W=5, mine_count=3))
     wide = ms_env.EnvConfig(H=4, W=7, mine_count=3)
-    logits, value, mine_logits = models.make_model(TINY).apply(params, _obs(wide, batch=2))
+    logits, value, mine_logits = apply(TINY, params, _obs(wide, batch=2))
     assert logits.shape == (2, 2 * 28) and value.shape == (2,) and mine_logits.shape == (2, 4, 7)
 
 
@@ -49,7 +57,7 @@ def test_a_reveal_only_policy_gives_every_flag_the_lowest_logit():
     env_cfg = ms_env.EnvConfig(H=4, W=5, mine_count=3)
     cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
     params = models.init_params(jax.random.key(0), cfg, env_cfg)
-    logits, _, _ = models.make_model(cfg).apply(params, _obs(env_cfg))
+    logits, _, _ = apply(cfg, params, _obs(env_cfg))
     assert logits.shape == (3, 40)
     assert (logits[:, 20:] == jnp.finfo(jnp.float32).min).all()
     assert np.isfinite(np.asarray(logits)).all() and (logits[:, :20] > -100).all()
@@ -59,7 +67,7 @@ def test_residual_variant_has_the_same_interface():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3)
     cfg = models.ModelConfig(residual=True, num_res_blocks=2, res_channels=8, value_hidden=8)
     params = models.init_params(jax.random.key(0), cfg, env_cfg)
-    logits, value, mine_logits = models.make_model(cfg).apply(params, _obs(env_cfg))
+    logits, value, mine_logits = apply(cfg, params, _obs(env_cfg))
     assert logits.shape == (3, 50) and value.shape == (3,) and mine_logits.shape == (3, 5, 5)
     assert "ResidualBlock_1" in params["params"]
 
@@ -71,7 +79,7 @@ def test_patch_convolution_matches_xla_convolution_with_the_same_params():
     params = models.init_params(jax.random.key(0), patches, env_cfg)
     assert jax.tree.structure(params) == jax.tree.structure(models.init_params(jax.random.key(0), xla, env_cfg))
     obs = _obs(env_cfg)
-    for a, b in zip(models.make_model(patches).apply(params, obs), models.make_model(xla).apply(params, obs)):
+    for a, b in zip(apply(patches, params, obs), apply(xla, params, obs)):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
@@ -84,7 +92,7 @@ def test_remat_keeps_the_parameters_and_the_gradient():
     obs = _obs(env_cfg)
 
     def gradient(cfg):
-        return jax.grad(lambda p: sum(jnp.sum(out) for out in models.make_model(cfg).apply(p, obs)))(params)
+        return jax.jit(jax.grad(lambda p: sum(jnp.sum(out) for out in models.make_model(cfg).apply(p, obs))))(params)
 
     for a, b in zip(jax.tree.leaves(gradient(plain)), jax.tree.leaves(gradient(remat))):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -96,8 +104,8 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
     params = models.init_params(jax.random.key(0), bf16, env_cfg)
     assert all(leaf.dtype == jnp.float32 for leaf in jax.tree.leaves(params))
     obs = _obs(env_cfg)
-    low = models.make_model(bf16).apply(params, obs)
-    full = models.make_model(TINY).apply(params, obs)
+    low = apply(bf16, params, obs)
+    full = apply(TINY, params, obs)
     for low_out, full_out in zip(low, full):
         assert low_out.dtype == jnp.float32
         np.testing.assert_allclose(low_out, full_out, atol=0.1, rtol=0.1)
@@ -140,7 +148,7 @@ def test_cell_norm_keeps_each_cells_outputs_to_its_receptive_field(residual):
     for norm in ("cell", "none", "group"):
         cfg = models.ModelConfig(channels=(8, 8), residual=residual, num_res_blocks=1, res_channels=8, norm=norm)
         params = models.init_params(jax.random.key(0), cfg, env_cfg)
-        corner = [models.make_model(cfg).apply(params, o)[2][0, 0, 0] for o in (obs, far)]
+        corner = [apply(cfg, params, o)[2][0, 0, 0] for o in (obs, far)]
         if norm == "group":
             assert abs(corner[0] - corner[1]) > 1e-4
         else:

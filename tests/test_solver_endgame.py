@@ -159,19 +159,19 @@ def test_endgame_does_not_depend_on_the_draws(solved):
     np.testing.assert_allclose(first.win, second.win, atol=1e-6)
 
 
-def mask_of(layouts, num_layouts: int) -> jnp.ndarray:
+def mask_of(layouts, num_layouts: int) -> np.ndarray:
     """uint32[words]: the mask of the set ``layouts`` (ints) over ``num_layouts`` layouts,
     bit ``l % 32`` of word ``l // 32``, written out here."""
     value = sum(1 << int(layout) for layout in layouts)
-    return jnp.asarray([(value >> (32 * w)) & 0xFFFFFFFF for w in range(-(-num_layouts // 32))], jnp.uint32)
+    return np.asarray([(value >> (32 * w)) & 0xFFFFFFFF for w in range(-(-num_layouts // 32))], np.uint32)
 
 
-def classes_of(outcomes: np.ndarray) -> jnp.ndarray:
+def classes_of(outcomes: np.ndarray) -> np.ndarray:
     """uint32[C, 9, words]: the click classes of ``outcomes`` (int[L, C]: what each cell
     shows in each layout, ``MINE`` for a mine)."""
     num_layouts, num_cells = outcomes.shape
-    return jnp.stack([jnp.stack([mask_of(np.flatnonzero(outcomes[:, c] == v), num_layouts) for v in range(MINE)])
-                      for c in range(num_cells)])
+    return np.stack([np.stack([mask_of(np.flatnonzero(outcomes[:, c] == v), num_layouts) for v in range(MINE)])
+                     for c in range(num_cells)])
 
 
 def clicks_by_recursion(outcomes: np.ndarray) -> list[float]:
@@ -204,6 +204,9 @@ def clicks_by_recursion(outcomes: np.ndarray) -> list[float]:
 SMALL_TABLE = (10, 5)  # layouts, cells of the random click tables below (one compile)
 _small_clicks = jax.jit(functools.partial(click_values, max_sets=1000, num_layouts=SMALL_TABLE[0]))
 _small_dense = jax.jit(functools.partial(dense_click_values, num_layouts=SMALL_TABLE[0]))
+# each call below one compiled program (op by op, the tables take some 200 compiles)
+_click_values = jax.jit(click_values, static_argnames=("max_sets", "num_layouts"))
+_reachable_sets = jax.jit(reachable_sets, static_argnames="max_sets")
 LARGE_TABLE = (70, 5)  # three words per mask
 _large_clicks = jax.jit(functools.partial(click_values, max_sets=1024, num_layouts=LARGE_TABLE[0]))
 
@@ -242,24 +245,24 @@ def test_masks_of_several_words_equal_a_plain_recursion(seed):
 def test_click_values_of_a_fifty_fifty_a_free_click_and_a_table_too_small():
     # two layouts, one cell each a mine in one of them: clicking either wins half the time
     fifty = np.array([[MINE, 0], [0, MINE]])
-    chances, fits = click_values(mask_of([0, 1], 2), classes_of(fifty), max_sets=4, num_layouts=2)
+    chances, fits = _click_values(mask_of([0, 1], 2), classes_of(fifty), max_sets=4, num_layouts=2)
     assert bool(fits) and np.asarray(chances).tolist() == [0.5, 0.5]
     # a safe cell showing 1 in layout 0 and 2 in layout 1 tells them apart for free
     free = np.array([[1, MINE], [2, 0]])
-    chances, _ = click_values(mask_of([0, 1], 2), classes_of(free), max_sets=4, num_layouts=2)
+    chances, _ = _click_values(mask_of([0, 1], 2), classes_of(free), max_sets=4, num_layouts=2)
     assert np.asarray(chances).tolist() == [1.0, 0.5]
     # 32 and 128 layouts (every bit of the mask: one word, four) that safe cells tell apart for free, a bit
     # each (3^7 - 2^7 - 1 = 2,058 sets to know for 7 cells)
     for num_bits in (5, 7):
         bits = np.array([[(layout >> bit) & 1 for bit in range(num_bits)] for layout in range(2**num_bits)])
-        chances, fits = click_values(mask_of(range(2**num_bits), 2**num_bits), classes_of(bits), max_sets=4096,
+        chances, fits = _click_values(mask_of(range(2**num_bits), 2**num_bits), classes_of(bits), max_sets=4096,
                                      num_layouts=2**num_bits)
         assert bool(fits) and np.asarray(chances).tolist() == [1.0] * num_bits
     # four layouts a cell tells apart one by one: sets {1,2,3}, {2,3} and more to know
     chain = np.array([[MINE, 0, 0, 0], [0, MINE, 0, 0], [0, 0, MINE, 0], [0, 0, 0, MINE]])
-    sets, fits = reachable_sets(mask_of(range(4), 4), classes_of(chain), max_sets=2)
+    sets, fits = _reachable_sets(mask_of(range(4), 4), classes_of(chain), max_sets=2)
     assert not bool(fits)
-    sets, fits = reachable_sets(mask_of(range(4), 4), classes_of(chain), max_sets=16)
+    sets, fits = _reachable_sets(mask_of(range(4), 4), classes_of(chain), max_sets=16)
     assert bool(fits) and sorted(int(x) for x in np.asarray(sets)[:, 0] if x != 0xFFFFFFFF) == sorted(
         m for m in range(16) if bin(m).count("1") in (2, 3)
     )
