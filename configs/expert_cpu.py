@@ -14,10 +14,10 @@ agent, gave 13.8% [11.8, 16.1] of the same 1,000 final boards: no change)::
 
 Measured with the chain's earlier network, four 64-channel layers (small.py now trains six
 of 48; this stage has not been run from them yet), 2026-11-27, this 2-core CPU on a slow
-day, warm-started from a 2,000-update 16x16 agent: **13.6% [11.6, 15.9] of 1,000 games** (the 8x8 agent alone: 7.0% of 300), the stage
-in 3,150 s, the whole chain 2 h 50 min. The issue's target (>= 40% within 2.5 hours) is not
-reached. Commands and figures: benchmarks/RESULTS.md, "16x16x40 and 16x30x99 with the
-proven-mine term".
+day, warm-started from a 2,000-update 16x16 agent: **13.6% [11.6, 15.9] of 1,000 games**
+(the 8x8 agent alone: 7.0% of 300), the stage in 3,150 s, the whole chain 2 h 50 min. The
+issue's target (>= 40% within 2.5 hours) is not reached. Commands and figures:
+benchmarks/RESULTS.md, "16x16x40 and 16x30x99 with the proven-mine term".
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config

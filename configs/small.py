@@ -4,8 +4,9 @@
 and its agent (choosing its own first click) wins about 88% of opening-start games (87.8%
 of 10,000, two seeds), about two points short of its teacher, the JAX rule solver
 (figures, times and the machines: benchmarks/RESULTS.md, "Agents against their teacher").
-All of it is imitation of the rule solver on 128 boards, half played by the solver and half by the
-network itself (``learner_fraction``, DAgger). Every state is labelled by the solver:
+All of it is imitation of the rule solver on 128 boards, half played by the solver and
+half by the network itself (``learner_fraction``, DAgger). Every state is labelled by the
+solver:
 
 * where its layers 1-2 prove cells safe, the policy learns to play one of them;
 * before the first click, the solver's opening cell (``opening_weight``);
@@ -43,7 +44,8 @@ layers"): on the same 10,000 boards at 6,000 updates, +0.45 points [-0.01, +0.91
 87.77% against 87.32%) and +0.60 [+0.12, +1.08] (seed 1, 87.81% against 87.21%), together
 about +0.53 [+0.19, +0.86]; and the 16x16 stage of ``intermediate_cpu.py`` from each, on
 the same 2,000 boards, +2.35 [+0.80, +3.90] (81.55% against 79.20%). Six 64-channel layers
-gave +0.84 [+0.37, +1.31] on 8x8 at 1.7 times the time per update: over 10 minutes.
+gave +0.84 [+0.37, +1.31] on 8x8 at 1.7 times the time per update: over 10 minutes. The
+figures of the paragraphs above this one were measured with the four 64-channel layers.
 
 What each choice was worth, measured on this config (the network's depth, the updates, the
 opening and guess labels, a longer PPO stage instead of imitation updates): RESULTS.md,
