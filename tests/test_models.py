@@ -19,10 +19,13 @@ def apply(cfg, params, obs):
     return models.make_model(cfg).apply(params, obs)
 
 
+_observe_games = jax.jit(jax.vmap(ms_env.observe, in_axes=(0, None)), static_argnums=1)
+
+
 def _obs(env_cfg, batch=3, seed=0):
     states = ms_env.batch_reset(jax.random.key(seed), env_cfg, batch)
     states, *_ = ms_env.batch_step(states, jnp.zeros(batch, jnp.int32), env_cfg)
-    return jax.jit(jax.vmap(ms_env.observe, in_axes=(0, None)), static_argnums=1)(states, env_cfg)
+    return _observe_games(states, env_cfg)
 
 
 def test_heads_have_the_documented_shapes():

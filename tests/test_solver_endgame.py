@@ -201,14 +201,14 @@ def clicks_by_recursion(outcomes: np.ndarray) -> list[float]:
     return [after(everything, c) if tells(everything, c) else -1.0 for c in range(num_cells)]
 
 
-SMALL_TABLE = (10, 5)  # layouts, cells of the random click tables below (one compile)
-_small_clicks = jax.jit(functools.partial(click_values, max_sets=1000, num_layouts=SMALL_TABLE[0]))
-_small_dense = jax.jit(functools.partial(dense_click_values, num_layouts=SMALL_TABLE[0]))
-# each call below one compiled program (op by op, the tables take some 200 compiles)
+# one compiled program per table size (op by op, the tables take some 200 compiles)
 _click_values = jax.jit(click_values, static_argnames=("max_sets", "num_layouts"))
 _reachable_sets = jax.jit(reachable_sets, static_argnames="max_sets")
+SMALL_TABLE = (10, 5)  # layouts, cells of the random click tables below (one compile)
+_small_clicks = functools.partial(_click_values, max_sets=1000, num_layouts=SMALL_TABLE[0])
+_small_dense = jax.jit(functools.partial(dense_click_values, num_layouts=SMALL_TABLE[0]))
 LARGE_TABLE = (70, 5)  # three words per mask
-_large_clicks = jax.jit(functools.partial(click_values, max_sets=1024, num_layouts=LARGE_TABLE[0]))
+_large_clicks = functools.partial(_click_values, max_sets=1024, num_layouts=LARGE_TABLE[0])
 
 
 def random_outcomes(seed: int, num_layouts: int, num_cells: int) -> np.ndarray:
@@ -256,7 +256,7 @@ def test_click_values_of_a_fifty_fifty_a_free_click_and_a_table_too_small():
     for num_bits in (5, 7):
         bits = np.array([[(layout >> bit) & 1 for bit in range(num_bits)] for layout in range(2**num_bits)])
         chances, fits = _click_values(mask_of(range(2**num_bits), 2**num_bits), classes_of(bits), max_sets=4096,
-                                     num_layouts=2**num_bits)
+                                      num_layouts=2**num_bits)
         assert bool(fits) and np.asarray(chances).tolist() == [1.0] * num_bits
     # four layouts a cell tells apart one by one: sets {1,2,3}, {2,3} and more to know
     chain = np.array([[MINE, 0, 0, 0], [0, MINE, 0, 0], [0, 0, MINE, 0], [0, 0, 0, MINE]])
