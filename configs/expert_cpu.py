@@ -12,12 +12,14 @@ agent, gave 13.8% [11.8, 16.1] of the same 1,000 final boards: no change)::
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
     python -m msjax.train --config configs/expert_cpu.py         # -> runs/expert_cpu
 
-Measured with the chain's earlier network, four 64-channel layers (small.py now trains six
-of 48; this stage has not been run from them yet), 2026-11-27, this 2-core CPU on a slow
-day, warm-started from a 2,000-update 16x16 agent: **13.6% [11.6, 15.9] of 1,000 games**
-(the 8x8 agent alone: 7.0% of 300), the stage in 3,150 s, the whole chain 2 h 50 min. The
-issue's target (>= 40% within 2.5 hours) is not reached. Commands and figures:
-benchmarks/RESULTS.md, "16x16x40 and 16x30x99 with the proven-mine term".
+With small.py's six 48-channel layers, the whole chain as written above (2026-11-28, this
+2-core CPU, nothing else of ours running): **14.9% [12.8, 17.2] of 1,000 games** (the
+stage's final evaluation), the stage in 1,497 s (1,000 evaluation games included), the
+whole chain **47 minutes** (small.py 734 s, intermediate_cpu.py 602 s). The chain's earlier
+network, four 64-channel layers (2026-11-27, a slow day, from a 2,000-update 16x16 agent):
+13.6% [11.6, 15.9] of 1,000 games, the chain 2 h 50 min. The issue's target (>= 40% within
+2.5 hours) is not reached. Commands and figures: benchmarks/RESULTS.md, "A deeper network:
+six layers" and "16x16x40 and 16x30x99 with the proven-mine term".
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
