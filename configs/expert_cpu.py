@@ -20,7 +20,7 @@ evaluations), the whole chain **84 minutes** (small.py 734 s, intermediate_cpu.p
 The same stage at 1,000 updates, from the same 16x16 agent: 14.9% [12.8, 17.2] of the same
 final boards in 1,497 s (chain 47 minutes); the chain's earlier network, four 64-channel
 layers, at 1,000 updates (2026-11-27, a slow day, from a 2,000-update 16x16 agent): 13.6%
-[11.6, 15.9], the chain 2 h 50 min. On a slow day (two to three times today's time per
+[11.6, 15.9], the chain 2 h 50 min. On a slow day (two to three times that day's time per
 update) this chain can pass the issue's 2.5 hours. The target (>= 40% within 2.5 hours) is
 not reached. 5,000 updates (a later session, a slower day): 23.4% [20.9, 26.1] of the same
 final boards, flat from 3,000 on (24.0% of 200 at 3,000 and 4,000), the chain 2 h 3 min:
