@@ -1,5 +1,7 @@
 """Imitation of the solver: the loss on fixed batches, config errors, and that it learns."""
 
+import dataclasses
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -154,6 +156,7 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
         ({"random_first_click_share": -0.5}, "random_first_click_share"),
         ({"num_envs": 4, "hardest_states": 5}, r"hardest_states=5 must be 0 \(off\) or an int in \[1, num_envs"),
         ({"hardest_states": -1}, "hardest_states=-1"),
+        ({"solver_moves_per_label": 0}, "solver_moves_per_label=0 must be an int >= 1"),
         ({"num_envs": 8, "hardest_states": 4, "microbatch_size": 3}, "microbatch_size=3 must be .* hardest_states=4"),
         ({"solver_probabilities": "loopy"}, "solver_probabilities='loopy' must be 'bp' or 'exact'"),
         ({"mine_targets": "soft"}, "mine_targets=.soft. must be .sampled. or .exact."),
@@ -181,6 +184,25 @@ def test_the_search_player_can_be_the_teacher():
     assert cfg.label_solver.exact_lookahead == 0  # the labels' proofs need no search
     progress = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6).play_solver
     assert (progress.lookahead_score, progress.lookahead_tolerance) == ("progress", 0.0)
+
+
+def test_the_solver_games_move_unlabelled_between_labels_and_the_learner_games_do_not():
+    env_cfg = ms_env.EnvConfig(H=8, W=8, mine_count=10, guarantee_safe_neighborhood=True)
+    il_cfg = imitation.ImitationConfig(num_envs=8, play_max_layer=1, label_max_layer=1, solver_moves_per_label=3)
+    state = imitation.init_imitation_state(jax.random.key(0), env_cfg, models.ModelConfig(channels=(4,)), il_cfg)
+    by_learner = jnp.arange(8) < il_cfg.num_learner_games  # the first 4
+    advance = jax.jit(imitation.advance_solver_games, static_argnums=(3, 4))
+    games, key, (finished, won) = advance(state.env_states, state.key, by_learner, env_cfg, il_cfg)
+    assert not np.array_equal(key, state.key)
+    chex.assert_trees_all_equal(jax.tree.map(lambda x: x[:4], games), jax.tree.map(lambda x: x[:4], state.env_states))
+    opened = np.asarray(games.revealed[4:].sum(axis=(1, 2)))
+    unfinished = ~np.asarray(games.done[4:]) & (np.asarray(games.step_count[4:]) > 0)
+    assert (opened > 0).all()  # every solver game made its first click (a safe opening) at least
+    assert (np.asarray(games.step_count[4:])[unfinished] == 2).all()  # two moves each, where none restarted
+    assert int(finished[1]) == int(won[1]) == 0 and 0 <= int(won[0]) <= int(finished[0]) <= 4
+    once = dataclasses.replace(il_cfg, solver_moves_per_label=1)
+    same, same_key, _ = imitation.advance_solver_games(state.env_states, state.key, by_learner, env_cfg, once)
+    assert same is state.env_states and same_key is state.key
 
 
 @pytest.mark.parametrize("hardest_states", [0, 16])  # all states, or the gradient on the hardest half

@@ -124,9 +124,10 @@ def play_and_label(
     game step run per device (``batchplay``).
     """
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
+    by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
+    env_states, key, unlabelled_outcome = advance_solver_games(env_states, key, by_learner, env_cfg, il_cfg)
     share = il_cfg.random_first_click_share  # opened before anyone plays them: never a labelled move
     env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg)
-    by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)
     solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver)
@@ -134,12 +135,15 @@ def play_and_label(
     obs = _observe_games(env_states, env_cfg)
     action_mask = _mask_games(env_states, env_cfg)
     action, outputs = solver_action, None
-    if il_cfg.num_learner_games or il_cfg.hardest_states:
+    if il_cfg.hardest_states:  # the network on every state: the choice of states reads it
         logits, _, mine_logits = apply_fn(params, obs)
-        outputs = (logits, mine_logits) if il_cfg.hardest_states else None
+        outputs = (logits, mine_logits)
     if il_cfg.num_learner_games:
-        learner_action = jax.random.categorical(learner_key, masked_logits(logits, action_mask))
-        action = jnp.where(by_learner, learner_action.astype(jnp.int32), solver_action)
+        learner_action = learner_moves(
+            logits if il_cfg.hardest_states else None, obs, action_mask, learner_key, params, apply_fn,
+            il_cfg.num_learner_games,
+        )
+        action = solver_action.at[: il_cfg.num_learner_games].set(learner_action)
 
     hidden = ~env_states.revealed
     forced_safe_cells = (forced.safe & hidden).reshape(num_games, num_cells)
@@ -172,7 +176,58 @@ def play_and_label(
     env_states, _, done, info = batchplay.step_games(env_states, action, env_cfg)
     games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x games
     outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
+    outcome = jax.tree.map(jnp.add, outcome, unlabelled_outcome)
     return env_states, key, labelled, outcome, outputs
+
+
+def advance_solver_games(
+    env_states: ms_env.EnvState, key: jax.Array, by_learner: jax.Array, env_cfg: ms_env.EnvConfig,
+    il_cfg: ImitationConfig,
+) -> tuple[ms_env.EnvState, jax.Array, tuple[jax.Array, jax.Array]]:
+    """The solver's games (``~by_learner``, bool[N]) moved ``solver_moves_per_label - 1``
+    times by the playing solver, unlabelled; the learner's games left as they are.
+
+    Returns ``(env_states, next key, (finished, won))``, the last int32[2] each as in
+    ``play_and_label`` (the learner's entries 0). With ``solver_moves_per_label`` 1 the
+    games and ``key`` come back untouched (no key is drawn).
+    """
+    nothing = (jnp.zeros(2, jnp.int32), jnp.zeros(2, jnp.int32))
+    if il_cfg.solver_moves_per_label == 1:
+        return env_states, key, nothing
+    share = il_cfg.random_first_click_share
+    keep = lambda moved, old: jnp.where(by_learner.reshape((-1,) + (1,) * (old.ndim - 1)), old, moved)  # noqa: E731
+
+    def solver_move(carry, _):
+        states, key, (finished, won) = carry
+        states, key = batchplay.random_first_clicks(states, key, share, env_cfg)
+        key, solver_key = jax.random.split(key)
+        keys = jax.random.split(solver_key, il_cfg.num_envs)
+        action, _ = batchplay.solver_moves(states, keys, env_cfg, il_cfg.play_solver)
+        moved, _, done, info = batchplay.step_games(states, action, env_cfg)
+        done = done & ~by_learner
+        finished = finished.at[0].add(jnp.sum(done, dtype=jnp.int32))
+        won = won.at[0].add(jnp.sum(done & info["won"], dtype=jnp.int32))
+        return (jax.tree.map(keep, moved, states), key, (finished, won)), None
+
+    carry = (env_states, key, nothing)
+    (env_states, key, outcome), _ = jax.lax.scan(solver_move, carry, None, il_cfg.solver_moves_per_label - 1)
+    return env_states, key, outcome
+
+
+def learner_moves(
+    logits: jax.Array | None, obs: jax.Array, action_mask: jax.Array, key: jax.Array, params: Any,
+    apply_fn: losses.ApplyFn, num_learner_games: int,
+) -> jax.Array:
+    """int32[num_learner_games]: the network's moves in the first ``num_learner_games`` of
+    ``N`` games, sampled from its masked policy (``obs`` float[N, H, W, C], ``action_mask``
+    bool[N, A]). The network runs on those games alone unless ``logits`` (float[N, A], all
+    games') are given; the draw is the one ``jax.random.categorical`` makes for ``N`` games
+    with ``key``, whichever it ran on."""
+    if logits is None:
+        logits, _, _ = apply_fn(params, obs[:num_learner_games])
+    rows = masked_logits(logits[:num_learner_games], action_mask[:num_learner_games])
+    all_rows = jnp.zeros(action_mask.shape, rows.dtype).at[:num_learner_games].set(rows)
+    return jax.random.categorical(key, all_rows)[:num_learner_games].astype(jnp.int32)
 
 
 SAFEST_TOLERANCE = 1e-4

@@ -75,6 +75,11 @@ class ImitationConfig:
       play_endgame_layouts: with exact probabilities, the playing solver solves views that
         at most this many layouts fit over their whole game tree
         (``SolverConfig.endgame_layouts``): 0 (off) or 2..128.
+      solver_moves_per_label: moves each game the solver plays makes per update, >= 1;
+        only the state before the last is labelled (the learner's games move once). With
+        k > 1 the solver's half of each update's states comes from k times as many games,
+        so successive updates see less of the same games, at the cost of k - 1 solver
+        moves of the batch per update (cheap beside the network's forward and backward).
       hardest_states: states per gradient step, chosen as the ones that carry the most
         loss under the network that played them (``losses.imitation_loss_shares`` of its
         play-time outputs: no second forward pass when learner games need one anyway);
@@ -109,6 +114,7 @@ class ImitationConfig:
     play_lookahead: int = 0
     play_lookahead_depth: int = 0
     play_endgame_layouts: int = 0
+    solver_moves_per_label: int = 1
     hardest_states: int = 0
 
     def __post_init__(self):
@@ -153,7 +159,7 @@ def validate_config(cfg: ImitationConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
     check_fields(cfg, (
         ("a bool", ("enabled", "augment_symmetries")),
-        ("an int >= 1", ("num_envs", "steps_per_update", "num_updates")),
+        ("an int >= 1", ("num_envs", "steps_per_update", "num_updates", "solver_moves_per_label")),
         ("> 0", ("lr", "max_grad_norm")),
         (">= 0", ("weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight")),
         ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
