@@ -27,7 +27,9 @@ final boards, flat from 3,000 on (24.0% of 200 at 3,000 and 4,000), the chain 2 
 not separated, not shipped. Exact targets (``--config.imitation.guess_targets=safest
 --config.imitation.mine_targets=exact``, 3,000 updates, the next session): 23.8% [21.3, 26.5]
 of the same boards, the stage 1.45 times as long, the chain 1 h 55 min: not separated, not
-shipped. Commands and figures: benchmarks/RESULTS.md, "A deeper network: six layers".
+shipped. The solver's games labelled every fourth move (``imitation.solver_moves_per_label=4``,
+four times the games): 21.9%, no change. Commands and figures: benchmarks/RESULTS.md, "A
+deeper network: six layers".
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
