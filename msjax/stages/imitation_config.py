@@ -80,6 +80,8 @@ class ImitationConfig:
         k > 1 the solver's half of each update's states comes from k times as many games,
         so successive updates see less of the same games, at the cost of k - 1 solver
         moves of the batch per update (cheap beside the network's forward and backward).
+        1, the default: every move labelled. k = 4 on the 16x30 stage: no gain
+        (benchmarks/RESULTS.md, "Less correlated states").
       hardest_states: states per gradient step, chosen as the ones that carry the most
         loss under the network that played them (``losses.imitation_loss_shares`` of its
         play-time outputs: no second forward pass when learner games need one anyway);
