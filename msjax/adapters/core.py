@@ -112,8 +112,7 @@ def restart_ended(state: EnvState, ended: jax.Array, cfg: EnvConfig) -> EnvState
 
 def _restart_where(state: EnvState, ended: jax.Array, cfg: EnvConfig) -> EnvState:
     fresh = jax.vmap(env.reset, in_axes=(0, None))(state.key, cfg) if ended.ndim else env.reset(state.key, cfg)
-    where = lambda new, old: jnp.where(ended.reshape(ended.shape + (1,) * (old.ndim - ended.ndim)), new, old)  # noqa: E731
-    return jax.tree.map(where, fresh, state)
+    return env.select_games(ended, fresh, state)
 
 
 @functools.lru_cache(maxsize=None)

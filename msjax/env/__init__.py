@@ -45,11 +45,11 @@ Modules, in the order data flows: ``config`` (``EnvConfig`` and its checks), ``s
 (``EnvState``), ``bits`` (bit rows and neighbour sums), ``boards`` (standard boards by
 name, the boards of a mix), ``rules`` (actions, new games, mine placement, the flood fill,
 ``step``), ``batch`` (``batch_reset``, ``batch_step`` with auto-reset,
-``batch_random_first_clicks``), ``views``
+``batch_random_first_clicks``, ``select_games``), ``views``
 (``frontier``, ``action_mask``, ``observe``, ``render``).
 """
 
-from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step
+from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step, select_games
 from msjax.env.bits import dilate, neighbour_sum, pack_rows, unpack_rows
 from msjax.env.boards import STANDARD_BOARDS, board_env, board_name, board_shape, parse_board, playable
 from msjax.env.config import MAX_WIDTH, BoardSpec, EnvConfig, board_spec, max_mines, validate_config
@@ -86,6 +86,7 @@ __all__ = [
     "batch_random_first_clicks",
     "batch_reset",
     "batch_step",
+    "select_games",
     "board_shape",
     "board_spec",
     "board_env",

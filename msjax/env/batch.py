@@ -168,11 +168,13 @@ def batch_random_first_clicks(
     def open_games(states):
         actions = jnp.where(opened, random_cell.astype(jnp.int32), harmless)
         clicked = batch_step(states, actions, cfg, board_weights)[0]
-        return jax.tree.map(lambda new, old: jnp.where(_games_axis(opened, old), new, old), clicked, states)
+        return select_games(opened, clicked, states)
 
     return jax.lax.cond(jnp.any(opened), open_games, lambda s: s, states)
 
 
-def _games_axis(flags: jax.Array, like: jax.Array) -> jax.Array:
-    """bool[B] broadcast against ``like`` ``[B, ...]``."""
-    return flags.reshape(flags.shape + (1,) * (like.ndim - 1))
+def select_games(flags: jax.Array, new: Any, old: Any) -> Any:
+    """Per game, ``new`` where ``flags`` (bool[B], or bool[] for one game) holds, else
+    ``old``: two pytrees of the same structure (``EnvState``), every leaf ``[B, ...]``."""
+    take = lambda a, b: jnp.where(flags.reshape(flags.shape + (1,) * (b.ndim - flags.ndim)), a, b)  # noqa: E731
+    return jax.tree.map(take, new, old)

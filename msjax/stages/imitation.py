@@ -195,7 +195,6 @@ def advance_solver_games(
     if il_cfg.solver_moves_per_label == 1:
         return env_states, key, nothing
     share = il_cfg.random_first_click_share
-    keep = lambda moved, old: jnp.where(by_learner.reshape((-1,) + (1,) * (old.ndim - 1)), old, moved)  # noqa: E731
 
     def solver_move(carry, _):
         states, key, (finished, won) = carry
@@ -207,7 +206,7 @@ def advance_solver_games(
         done = done & ~by_learner
         finished = finished.at[0].add(jnp.sum(done, dtype=jnp.int32))
         won = won.at[0].add(jnp.sum(done & info["won"], dtype=jnp.int32))
-        return (jax.tree.map(keep, moved, states), key, (finished, won)), None
+        return (ms_env.select_games(by_learner, states, moved), key, (finished, won)), None
 
     carry = (env_states, key, nothing)
     (env_states, key, outcome), _ = jax.lax.scan(solver_move, carry, None, il_cfg.solver_moves_per_label - 1)
