@@ -28,8 +28,10 @@ not separated, not shipped. Exact targets (``--config.imitation.guess_targets=sa
 --config.imitation.mine_targets=exact``, 3,000 updates, the next session): 23.8% [21.3, 26.5]
 of the same boards, the stage 1.45 times as long, the chain 1 h 55 min: not separated, not
 shipped. The solver's games labelled every fourth move (``imitation.solver_moves_per_label=4``,
-four times the games): 21.9%, no change. Commands and figures: benchmarks/RESULTS.md, "A
-deeper network: six layers".
+four times the games): 21.9%, no change. Eight 48-channel layers for the whole chain
+(``--config.model.channels=48,48,48,48,48,48,48,48`` in all three commands): 24.7% [22.1,
+27.5] of the same boards, the chain 1 h 40 min: not separated, not shipped.
+Commands and figures: benchmarks/RESULTS.md, "A deeper network: six layers".
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
