@@ -1,11 +1,13 @@
 """Where an agent passes over a proof: its forced states split by what the proofs offer.
 
-Plays ``--games`` boards of the agent's own board (greedy, its own first click) and, at
-every state where the rule solver's layers 1-2 prove some hidden cell safe, records whether
-the agent's move is one of them. The forced states are split by the layer of the proofs on
-offer (some layer-1 proof, or layer-2 proofs only) and by how many cells are proved; each
-row gives the states, how many times the agent passed the proofs over, and how many of those
-moves revealed a mine (a lost game)::
+Plays ``--games`` boards of the agent's own board (greedy, its own first click; the boards
+of ``python -m msjax.evaluate --episodes N --seed S``) and judges every reveal as
+``msjax.diagnostics`` does (``judge_moves``), against the rule solver's layers 1-2 (the
+imitation stage's labels): a reveal made while some hidden cell is proved safe is a forced
+state, and one of another cell passes the proofs over. The forced states are split by the
+layer of the proofs on offer (some layer-1 proof, or layer-2 proofs only) and by how many
+cells are proved; each row gives the states, how many times the agent passed the proofs
+over, and how many of those reveals hit a mine (a lost game)::
 
     python benchmarks/missed_proofs.py runs/expert_cpu --games 200 --seed 7
 
@@ -15,6 +17,7 @@ Prints a table and one JSON line.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 
@@ -23,58 +26,50 @@ import jax.numpy as jnp
 import numpy as np
 
 import msjax
+from msjax import diagnostics, solver
 from msjax import env as ms_env
-from msjax import solver
+from msjax import evaluate as evaluate_lib
 
 LABEL_SOLVER = solver.SolverConfig(max_layer=2)
+CATEGORIES = {
+    "layer1": "some layer-1 proof",
+    "layer2_only": "layer-2 proofs only",
+    "one": "one proved cell",
+    "two_three": "2-3 proved cells",
+    "four_plus": ">= 4 proved cells",
+    "all": "all forced states",
+}
 
 
-def forced_state_records(agent, states: ms_env.EnvState, key: jax.Array):
-    """One greedy move on each of ``states`` ``[N]``: ``(next states, records)``, the records
-    bool/int[N]: ``took`` (the move reveals a proved-safe cell), ``hit`` (it reveals a mine),
-    ``has_layer1`` / ``has_layer2`` (some hidden cell proved safe by that layer),
-    ``proved_cells`` (how many), ``live`` (the game is on and its mines are placed)."""
-    cfg = agent.env_cfg
-    num_games, num_cells = states.revealed.shape[0], cfg.H * cfg.W
-    action = agent.act_batch(states, jax.random.split(key, num_games))
-    forced = jax.vmap(lambda state: solver.forced_moves(state, cfg, LABEL_SOLVER))(states)
+def count_passed_over(states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig) -> dict[str, jax.Array]:
+    """``evaluate.play_batch``'s ``count_moves``: per category of ``CATEGORIES``,
+    ``{category}_states``, ``{category}_passed_over`` and ``{category}_hit_mine`` (int32[B]),
+    for one move of each game."""
+    forced = solver.batch_forced_moves(states, cfg, LABEL_SOLVER)
+    kinds = diagnostics.judge_moves(states, actions, cfg, forced)
     safe = forced.safe & ~states.revealed
-    games = jnp.arange(num_games)
-    cell = jnp.clip(action, 0, num_cells - 1)
-    reveals = action < num_cells
-    records = dict(
-        took=reveals & safe.reshape(num_games, -1)[games, cell],
-        hit=reveals & states.mine_mask.reshape(num_games, -1)[games, cell],
-        has_layer1=jnp.any(safe & (forced.layer == 1), axis=(1, 2)),
-        has_layer2=jnp.any(safe & (forced.layer == 2), axis=(1, 2)),
-        proved_cells=jnp.sum(safe, axis=(1, 2)),
-        live=~states.done & states.first_click_done,
-    )
-    next_states, _, _, _ = ms_env.batch_step(states, action, cfg, auto_reset=False)
-    return next_states, records
-
-
-def split_rows(records: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
-    """The forced states of ``records`` (arrays over every move played) by category."""
-    forced = records["live"] & (records["has_layer1"] | records["has_layer2"])
-    proved = records["proved_cells"]
-    categories = {
-        "some layer-1 proof": forced & records["has_layer1"],
-        "layer-2 proofs only": forced & ~records["has_layer1"],
-        "one proved cell": forced & (proved == 1),
-        "2-3 proved cells": forced & (proved >= 2) & (proved <= 3),
-        ">= 4 proved cells": forced & (proved >= 4),
-        "all forced states": forced,
+    layer1 = jnp.any(safe & (forced.layer == 1), axis=(1, 2))
+    proved = jnp.sum(safe, axis=(1, 2))
+    chosen = {
+        "layer1": layer1, "layer2_only": ~layer1, "one": proved == 1,
+        "two_three": (proved >= 2) & (proved <= 3), "four_plus": proved >= 4, "all": True,
     }
+    counts = {}
+    for name, category in chosen.items():
+        in_category = kinds.safe_available & category
+        counts[f"{name}_states"] = in_category.astype(jnp.int32)
+        counts[f"{name}_passed_over"] = (in_category & kinds.avoidable).astype(jnp.int32)
+        counts[f"{name}_hit_mine"] = (in_category & kinds.avoidable & kinds.hit).astype(jnp.int32)
+    return counts
+
+
+def split_rows(games: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """The per-game counters of ``count_passed_over`` summed into one row per category."""
     rows = {}
-    for name, chosen in categories.items():
-        passed_over = chosen & ~records["took"]
-        rows[name] = dict(
-            states=int(chosen.sum()),
-            passed_over=int(passed_over.sum()),
-            rate=float(passed_over.sum() / max(int(chosen.sum()), 1)),
-            hit_mine=int((passed_over & records["hit"]).sum()),
-        )
+    for name, label in CATEGORIES.items():
+        states, passed_over = int(games[f"{name}_states"].sum()), int(games[f"{name}_passed_over"].sum())
+        rows[label] = dict(states=states, passed_over=passed_over, rate=passed_over / max(states, 1),
+                           hit_mine=int(games[f"{name}_hit_mine"].sum()))
     return rows
 
 
@@ -83,32 +78,25 @@ def main() -> None:
     parser.add_argument("run", help="a run directory or checkpoint (msjax.load_agent)")
     parser.add_argument("--games", type=int, default=200, help="boards to play, >= 1")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--max-moves", type=int, default=1000, help="moves per game at most, >= 1")
+    parser.add_argument("--batch-size", type=int, default=200, help="games per compiled batch, >= 1")
     args = parser.parse_args()
-    if args.games < 1 or args.max_moves < 1:
-        parser.error(f"--games={args.games} and --max-moves={args.max_moves} must be >= 1")
 
     agent = msjax.load_agent(args.run)
     cfg = agent.env_cfg
-    step = jax.jit(lambda states, key: forced_state_records(agent, states, key))
-    states = ms_env.batch_reset(jax.random.key(args.seed), cfg, args.games)
-    key = jax.random.key(args.seed + 1)
-    played, start = [], time.time()
-    for _ in range(args.max_moves):
-        key, move_key = jax.random.split(key)
-        states, records = step(states, move_key)
-        played.append(jax.device_get(records))
-        if bool(jnp.all(states.done)):
-            break
+    play = functools.partial(evaluate_lib.play_batch, count_moves=count_passed_over)
+    start = time.time()
+    try:
+        games = evaluate_lib.play_in_batches(play, agent, cfg, args.games, args.seed, args.batch_size)
+    except ValueError as error:  # --games or --batch-size below 1, named
+        parser.error(str(error))
     seconds = time.time() - start
-    records = {name: np.concatenate([move[name] for move in played]) for name in played[0]}
-    rows = split_rows(records)
-    won = float(jnp.mean(states.won))
+    rows = split_rows(games)
+    won = float(np.mean(games["won"]))
 
     print(f"{args.run} on {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games, won {won:.1%}, {seconds:.0f} s")
     print("| forced states | states | passed over | rate | revealed a mine |\n|---|---:|---:|---:|---:|")
-    for name, row in rows.items():
-        print(f"| {name} | {row['states']} | {row['passed_over']} | {row['rate']:.2%} | {row['hit_mine']} |")
+    for label, row in rows.items():
+        print(f"| {label} | {row['states']} | {row['passed_over']} | {row['rate']:.2%} | {row['hit_mine']} |")
     print(json.dumps(dict(run=args.run, device=jax.devices()[0].device_kind, games=args.games,
                           seed=args.seed, won=won, seconds=round(seconds, 1), rows=rows)))
 

@@ -81,11 +81,18 @@ def classify_moves(
     Returns:
       ``MoveKinds`` of bool[B].
     """
+    return judge_moves(states, actions, cfg, solver_lib.batch_forced_moves(states, cfg, deduction))
+
+
+def judge_moves(
+    states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig, forced: solver_lib.Forced
+) -> MoveKinds:
+    """``classify_moves`` against a deduction already made: ``forced``, ``Forced`` of
+    ``[B, H, W]`` fields (``solver.batch_forced_moves`` of ``states``)."""
     num_games = actions.shape[0]
     flat = lambda cells: cells.reshape(num_games, -1)  # noqa: E731
     game = jnp.arange(num_games)
     cell, reveal = _reveals(states, actions, cfg)
-    forced = solver_lib.batch_forced_moves(states, cfg, deduction)
     proved_safe = flat(forced.safe)[game, cell]
     safe_exists = jnp.any(flat(forced.safe & ~states.revealed), axis=1)
     guess = reveal & ~proved_safe
