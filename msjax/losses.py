@@ -40,6 +40,8 @@ class ImitationLossConfig(Protocol):
     opening_weight: float
     aux_mine_weight: float
     proven_mine_weight: float
+    few_proofs_weight: float
+    few_proofs_cells: int
 
 
 @flax.struct.dataclass
@@ -220,22 +222,25 @@ def imitation_loss(
     """Set cross-entropy on forced states, solver cross-entropy on the others, mine BCE.
 
     ``loss = policy_ce + guess_weight * guess_ce + opening_weight * opening_ce +
-    aux_mine_weight * mine_bce + proven_mine_weight * proven_mine_ce``, each term a mean
-    over the states it covers. The policy term on a forced state is ``-log sum_{a in
-    forced_safe} pi(a)``, the probability of playing some proven-safe cell; ``guess_ce`` is
+    aux_mine_weight * mine_bce + proven_mine_weight * proven_mine_ce + few_proofs_weight *
+    few_proofs_ce``, each term a mean over the states it covers. The policy term on a
+    forced state is ``-log sum_{a in forced_safe} pi(a)``, the probability of playing some proven-safe cell; ``guess_ce`` is
     the same set cross-entropy of the teacher's moves (``teacher_moves``: the solver's move
     alone, or the safest cells) on the states without one, and ``opening_ce`` the same on
     the states before the first click alone (the solver's first click: the one move of a
     game that is the same guess on every board, so the cheapest to learn).
     ``proven_mine_ce`` is ``-log(1 - sum_{a in forced_mines} pi(a))``, the probability of not
-    revealing a proven mine, over the states with one.
+    revealing a proven mine, over the states with one. ``few_proofs_ce`` is the policy
+    term again over the forced states with at most ``few_proofs_cells`` forced-safe cells
+    (``has_few_proofs``): the rare states whose proof a network passes over most often.
     Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
     metrics are ``batch``'s share of the whole batch's (they sum to them).
 
     Returns:
       ``(loss, metrics)``; metrics ``policy_ce`` (mean over forced states), ``guess_ce``
       (mean over guess states), ``opening_ce`` (mean over opening states), ``mine_bce``,
-      ``proven_mine_ce`` (mean over states with a proven mine),
+      ``proven_mine_ce`` (mean over states with a proven mine), ``few_proofs_ce`` (mean
+      over forced states with few proofs),
       ``policy_accuracy`` (the greedy move is a forced-safe cell, over forced states) and
       ``forced_fraction`` (forced states over all states of unfinished games).
     """
@@ -264,7 +269,7 @@ def imitation_loss_shares(
     not_mine = batch.action_mask & ~batch.forced_mines
     mine_ce = log_total - jax.nn.logsumexp(masked_logits(logits, not_mine), axis=-1)  # -log P(no proven mine)
 
-    totals = imitation_totals(batch) if totals is None else totals
+    totals = imitation_totals(batch, il_cfg.few_proofs_cells) if totals is None else totals
     num_forced = jnp.maximum(totals.num_forced, 1.0)
     terms = {  # each state's part of each mean
         "policy_ce": jnp.where(has_forced, set_ce, 0.0) / num_forced,
@@ -273,10 +278,13 @@ def imitation_loss_shares(
         "mine_bce": mine_bce_sums(mine_logits, batch.mine_target, batch.mine_label_mask)
         / jnp.maximum(totals.num_mine_labels, 1.0),
         "proven_mine_ce": jnp.where(has_proven_mine(batch), mine_ce, 0.0) / jnp.maximum(totals.num_with_mines, 1.0),
+        "few_proofs_ce": jnp.where(has_few_proofs(batch, il_cfg.few_proofs_cells), set_ce, 0.0)
+        / jnp.maximum(totals.num_few_proofs, 1.0),
     }
     shares = (
         terms["policy_ce"] + il_cfg.guess_weight * terms["guess_ce"] + il_cfg.opening_weight * terms["opening_ce"]
         + il_cfg.aux_mine_weight * terms["mine_bce"] + il_cfg.proven_mine_weight * terms["proven_mine_ce"]
+        + il_cfg.few_proofs_weight * terms["few_proofs_ce"]
     )
 
     greedy = jnp.argmax(logits, axis=-1)
@@ -332,7 +340,8 @@ class ImitationTotals:
       num_forced: float32[], states with a forced-safe cell; num_guess: float32[], states
         of unfinished games without one; num_opening: float32[], states before the first
         click; num_mine_labels: float32[], labelled cells; num_with_mines: float32[], states
-        with a proven mine among their legal moves (``has_proven_mine``).
+        with a proven mine among their legal moves (``has_proven_mine``); num_few_proofs:
+        float32[], forced states with few forced-safe cells (``has_few_proofs``).
     """
 
     num_forced: jax.Array
@@ -340,10 +349,12 @@ class ImitationTotals:
     num_opening: jax.Array
     num_mine_labels: jax.Array
     num_with_mines: jax.Array
+    num_few_proofs: jax.Array
 
 
-def imitation_totals(batch: Labelled) -> ImitationTotals:
-    """``ImitationTotals`` of ``batch`` (leaves ``[B, ...]``)."""
+def imitation_totals(batch: Labelled, few_proofs_cells: int) -> ImitationTotals:
+    """``ImitationTotals`` of ``batch`` (leaves ``[B, ...]``); ``few_proofs_cells`` as in
+    ``has_few_proofs``."""
     has_forced = jnp.any(batch.forced_safe, axis=-1)
     is_guess = batch.has_guess_label & ~has_forced
     return ImitationTotals(
@@ -352,7 +363,14 @@ def imitation_totals(batch: Labelled) -> ImitationTotals:
         num_opening=jnp.sum(batch.is_opening.astype(jnp.float32)),
         num_mine_labels=jnp.sum(batch.mine_label_mask.astype(jnp.float32)),
         num_with_mines=jnp.sum(has_proven_mine(batch).astype(jnp.float32)),
+        num_few_proofs=jnp.sum(has_few_proofs(batch, few_proofs_cells).astype(jnp.float32)),
     )
+
+
+def has_few_proofs(batch: Labelled, few_proofs_cells: int) -> jax.Array:
+    """bool[B]: the states with 1 to ``few_proofs_cells`` forced-safe cells."""
+    count = jnp.sum(batch.forced_safe, axis=-1)
+    return (count >= 1) & (count <= few_proofs_cells)
 
 
 def has_proven_mine(batch: Labelled) -> jax.Array:

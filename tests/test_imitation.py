@@ -108,6 +108,25 @@ def test_proven_mine_weight_keeps_the_policy_off_proven_mines_on_the_states_with
     assert grads[2] > 0 and grads[1] < 0  # mass moves off the proven mine, onto the rest
 
 
+def test_few_proofs_weight_adds_the_policy_term_again_on_forced_states_with_few_safe_cells():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.0, few_proofs_weight=2.0, few_proofs_cells=2)
+    safe_0_1_2_4 = [True, True, True, False, True, False, False, False]  # four proved cells
+    safe_2 = [False, False, True] + [False] * 5
+    batch = _batch([SAFE_0_1, safe_0_1_2_4, safe_2, NO_SET], [0, 0, 2, 5], [True] * 4)
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    probs = _probs()
+    few = [-np.log(probs[0] + probs[1]), -np.log(probs[2])]  # states 0 and 2: 2 and 1 cells
+    forced = few + [-np.log(probs[0] + probs[1] + probs[2] + probs[4])]
+    np.testing.assert_allclose(metrics["few_proofs_ce"], np.mean(few), rtol=1e-5)
+    np.testing.assert_allclose(metrics["policy_ce"], np.mean(forced), rtol=1e-5)
+    np.testing.assert_allclose(loss, metrics["policy_ce"] + 2.0 * metrics["few_proofs_ce"], rtol=1e-6)
+    np.testing.assert_array_equal(losses.has_few_proofs(batch, 2), [True, False, True, False])
+    np.testing.assert_array_equal(losses.has_few_proofs(batch, 1), [False, False, True, False])
+    off, off_metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, dataclasses.replace(cfg, few_proofs_weight=0.0))
+    np.testing.assert_allclose(off, metrics["policy_ce"], rtol=1e-6)  # measured, weighted 0
+    np.testing.assert_allclose(off_metrics["few_proofs_ce"], metrics["few_proofs_ce"], rtol=1e-6)
+
+
 def test_mine_bce_counts_only_labelled_cells():
     cfg = imitation.ImitationConfig(aux_mine_weight=2.0)
     batch = _batch([SAFE_0_1], [0], [True])
@@ -149,6 +168,8 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
         ({"lr": 0.0}, "lr"),
         ({"guess_weight": -1.0}, "guess_weight"),
         ({"proven_mine_weight": -0.5}, "proven_mine_weight"),
+        ({"few_proofs_weight": -1.0}, "few_proofs_weight"),
+        ({"few_proofs_cells": 0}, "few_proofs_cells"),
         ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
         ({"play_max_layer": 5}, "play_max_layer"),
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),

@@ -1,6 +1,8 @@
 """Gradient accumulation over micro-batches: the same loss, metrics and gradient as the
 whole batch (up to float rounding), and the same parameters after a gradient step."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -74,9 +76,12 @@ def test_accumulated_ppo_gradient_equals_the_whole_minibatch_gradient():
 
 
 def test_accumulated_imitation_gradient_equals_the_whole_batch_gradient():
-    cfg = imitation.ImitationConfig(guess_weight=0.3, opening_weight=0.7, aux_mine_weight=0.5, proven_mine_weight=0.4)
+    cfg = imitation.ImitationConfig(
+        guess_weight=0.3, opening_weight=0.7, aux_mine_weight=0.5, proven_mine_weight=0.4, few_proofs_weight=0.6,
+    )
     whole, parts = _whole_and_microbatched(
-        lambda p, b, totals: losses.imitation_loss(p, APPLY, b, cfg, totals), losses.imitation_totals,
+        lambda p, b, totals: losses.imitation_loss(p, APPLY, b, cfg, totals),
+        functools.partial(losses.imitation_totals, few_proofs_cells=cfg.few_proofs_cells),
         _labelled_batch(jax.random.key(2)),
     )
     chex.assert_trees_all_close(parts, whole, rtol=1e-5, atol=1e-6)
