@@ -30,7 +30,9 @@ of the same boards, the stage 1.45 times as long, the chain 1 h 55 min: not sepa
 shipped. The solver's games labelled every fourth move (``imitation.solver_moves_per_label=4``,
 four times the games): 21.9%, no change. Eight 48-channel layers for the whole chain
 (``--config.model.channels=48,48,48,48,48,48,48,48`` in all three commands): 24.7% [22.1,
-27.5] of the same boards, the chain 1 h 40 min: not separated, not shipped.
+27.5] of the same boards, the chain 1 h 40 min: not separated, not shipped. The forced
+states with 1-3 proved cells weighted again (``imitation.few_proofs_weight=0.5``, 2026-11-28):
+20.1% [17.7, 22.7], fewer of those proofs passed over but no more games won: not shipped.
 Commands and figures: benchmarks/RESULTS.md, "A deeper network: six layers".
 """
 

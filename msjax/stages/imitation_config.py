@@ -32,7 +32,9 @@ class ImitationConfig:
         ``few_proofs_cells`` forced-safe cells (``losses.has_few_proofs``: their own mean,
         ``few_proofs_ce``), >= 0; 0 (the default) leaves them to the policy term's mean
         over all forced states. On 16x30 they are ~5% of the forced states and hold over
-        half the proofs the agent passes over (benchmarks/missed_proofs.py).
+        half the proofs the agent passes over (benchmarks/missed_proofs.py). 0.5 on the
+        16x30 stage: a third fewer of them passed over, no more games won
+        (benchmarks/RESULTS.md, "Weighting the states with few proofs").
       few_proofs_cells: the most forced-safe cells a state of ``few_proofs_ce`` has, >= 1.
       guess_weight: weight of the cross-entropy of the solver's move on states without
         a forced-safe label (0 = the seed: no policy loss there), >= 0.
