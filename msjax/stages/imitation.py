@@ -295,9 +295,10 @@ def update_network(
     """One gradient step on ``losses.imitation_loss``: ``(params, opt_state, metrics)``,
     metrics the loss's plus ``loss`` and ``grad_norm``. With ``il_cfg.microbatch_size``
     the gradient is accumulated over micro-batches."""
+    totals_fn = functools.partial(losses.imitation_totals, few_proofs_cells=il_cfg.few_proofs_cells)
     return batchplay.gradient_step(
         lambda params, part, totals: losses.imitation_loss(params, apply_fn, part, il_cfg, totals),
-        functools.partial(losses.imitation_totals, few_proofs_cells=il_cfg.few_proofs_cells), state.params, state.opt_state, batch, optimizer, il_cfg.microbatch_size,
+        totals_fn, state.params, state.opt_state, batch, optimizer, il_cfg.microbatch_size,
     )
 
 
@@ -311,11 +312,11 @@ def imitation_chunk_fn(
     updates; ``make_imitation_chunk`` or ``distributed.jit_chunk`` compile it.
 
     ``metrics`` maps each name to float32[num_updates]: loss, policy_ce, guess_ce,
-    opening_ce, mine_bce, proven_mine_ce, few_proofs_ce, policy_accuracy, forced_fraction, grad_norm, solver_win_rate and
-    learner_win_rate (games won / finished in the update on the games the solver, resp.
-    the network, plays; -1 if none finished); with ``hardest_states`` also
-    hardest_loss_share (``hardest``), the loss figures then those of all the update's
-    states and grad_norm that of the gradient on the chosen ones.
+    opening_ce, mine_bce, proven_mine_ce, few_proofs_ce, policy_accuracy, forced_fraction,
+    grad_norm, solver_win_rate and learner_win_rate (games won / finished in the update on
+    the games the solver, resp. the network, plays; -1 if none finished); with
+    ``hardest_states`` also hardest_loss_share (``hardest``), the loss figures then those
+    of all the update's states and grad_norm that of the gradient on the chosen ones.
     """
     if not isinstance(num_updates, int) or num_updates < 1:
         raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
