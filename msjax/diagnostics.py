@@ -1,4 +1,4 @@
-"""Why games are lost: avoidability of guesses and calibration of mine beliefs.
+"""Why games are lost: avoidability of guesses, exact judgement of every reveal.
 
 ``diagnose`` plays games like ``msjax.evaluate.evaluate`` (vmapped batches, one game per
 batch slot, the same boards for the same seed) and, before every reveal the player
@@ -19,11 +19,7 @@ With ``exact=True`` every reveal is also judged by the exact probabilities of th
 or one of the *best* guesses; and each lost game is put down to the kind of its last move
 (``loss_causes``).
 
-Calibration of a mine head: ``msjax.stats.calibration_metrics`` (AUROC by ranks,
-expected calibration error, Brier score) on predictions over the hidden cells of
-positions met in games (``collect_positions``), and on boards small enough
-``exact_gap``: the mean absolute difference between the player's probabilities and the
-exact ones of ``msjax.exact``.
+Calibration of a mine head (how well its beliefs match the mines): ``msjax.calibration``.
 """
 
 from __future__ import annotations
@@ -35,12 +31,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import exact
 from msjax import solver as solver_lib
-from msjax.stats import calibration_metrics
 
 DEDUCTION = solver_lib.SolverConfig()  # layers 1-3 prove cells, whatever guesses follow
 
@@ -308,195 +301,3 @@ def diagnose(
     if exact:
         figures.update(loss_causes(games))
     return figures
-
-
-# ----------------------------------------------------------------------------- calibration
-
-
-class NoPositions(ValueError):
-    """Every game ended at its first move, so there is no position to score."""
-
-
-class Positions(NamedTuple):
-    """Positions met in games, after the opening click and before the game ended.
-
-    states: ``EnvState`` with a batch axis ``[N]``.
-    mine_probabilities: f32[N, H, W], the player's beliefs in each position.
-    """
-
-    states: ms_env.EnvState
-    mine_probabilities: jax.Array
-
-
-def _position_step(player, states, keys, cfg):
-    """The player's beliefs in each position, then one step of every game."""
-    probs = jax.vmap(player.mine_probabilities)(states)
-    actions = evaluate_lib.player_actions(player, states, keys)
-    states, _, done, _ = ms_env.batch_step(states, actions, cfg)
-    return probs, states, done
-
-
-_position_step_traced = jax.jit(_position_step, static_argnames=("cfg",))
-_position_step_static = jax.jit(_position_step, static_argnames=("player", "cfg"))
-
-
-def collect_positions(
-    agent: Any,
-    env_cfg: ms_env.EnvConfig,
-    games: int = 64,
-    seed: int = 0,
-    max_steps: int | None = None,
-    on_games_done: Callable[[int], None] | None = None,
-) -> Positions:
-    """Every position of ``games`` games (stepped together on the device), with the
-    player's mine probabilities in each; ``evaluate.play_out`` steps the batch until every
-    game has ended (at most ``max_steps`` moves, default ``env.move_limit``). ``agent``
-    needs ``act`` and ``mine_probabilities``. ``on_games_done(count)``, when given, hears
-    how many games ended at each move (progress for people).
-
-    Raises:
-      ValueError: ``games < 1``; ``NoPositions`` (a ``ValueError``) when every game ended
-        at its first move (a board whose first click clears it).
-    """
-    if games < 1:
-        raise ValueError(f"games={games} must be >= 1")
-    max_steps = ms_env.move_limit(env_cfg) if max_steps is None else max_steps
-    board_keys, act_keys = evaluate_lib.split_game_keys(evaluate_lib.game_keys(seed, games))
-    states = jax.vmap(ms_env.reset, in_axes=(0, None))(board_keys, env_cfg)
-    position_step = _position_step_traced if agent_lib.is_array_pytree(agent) else _position_step_static
-
-    def choose(position, t):
-        step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
-        return position_step(agent, position[0], step_keys, env_cfg)
-
-    def advance(position, choice):
-        _, next_states, done = choice
-        finished = position[1] | np.asarray(done)
-        if on_games_done is not None:
-            on_games_done(int(finished.sum() - position[1].sum()))
-        return next_states, finished
-
-    start = (states, np.zeros(games, bool))  # the batch and which games have finished
-    kept_states, kept_probs = [], []
-    for (before, finished), choice in evaluate_lib.play_out(start, choose, advance, lambda p: p[1].all(), max_steps):
-        if choice is None:
-            break
-        keep = ~finished & np.asarray(before.first_click_done) & ~np.asarray(before.done)
-        if keep.any():
-            index = np.flatnonzero(keep)
-            kept_states.append(jax.tree.map(lambda x: x[index], before))
-            kept_probs.append(choice[0][index])
-    if not kept_states:
-        raise NoPositions("no position after the opening click: every game ended at its first move")
-    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *kept_states)
-    return Positions(states, jnp.concatenate(kept_probs))
-
-
-def positions_calibration(positions: Positions, num_bins: int = 10) -> dict[str, float]:
-    """``stats.calibration_metrics`` of the beliefs over the hidden cells of ``positions``."""
-    hidden = ~np.asarray(positions.states.revealed)
-    mines = np.asarray(positions.states.mine_mask)
-    probs = np.clip(np.asarray(positions.mine_probabilities), 0.0, 1.0)
-    return calibration_metrics(probs, mines, hidden, num_bins)
-
-
-def exact_gap(
-    agent: Any,
-    env_cfg: ms_env.EnvConfig,
-    positions: ms_env.EnvState | Positions,
-    max_positions: int = 200,
-    max_nodes: int = 200_000,
-) -> dict[str, float]:
-    """Mean absolute gap between the player's and the exact mine probabilities.
-
-    Args:
-      agent: has ``mine_probabilities(state) -> f32[H, W]``.
-      env_cfg: the game (its board size).
-      positions: ``EnvState`` ``[N]`` (or ``Positions``, whose beliefs are reused).
-      max_positions: at most this many positions, evenly spaced over ``N``, are analysed.
-      max_nodes: the exact enumeration's budget; positions where it falls back to an
-        estimate are skipped.
-
-    Returns:
-      ``exact_gap`` (mean over the hidden cells of the analysed positions, nan without
-      any), ``exact_max_gap``, ``exact_positions`` and ``exact_cells``.
-    """
-    del env_cfg  # the board size comes with the positions
-    if isinstance(positions, Positions):
-        states, probs = positions.states, positions.mine_probabilities
-    else:
-        states = positions
-        probs = jax.jit(jax.vmap(agent.mine_probabilities))(states)
-    num = int(states.revealed.shape[0])
-    index = np.unique(np.linspace(0, num - 1, min(num, max_positions)).round().astype(int))
-    revealed = np.asarray(states.revealed)[index]
-    counts = np.asarray(states.counts)[index]
-    mine_count = np.asarray(states.mine_count)[index]
-    probs = np.asarray(probs)[index]
-    gaps = []
-    for i in range(index.size):
-        view_counts = np.where(revealed[i], counts[i], 0)
-        analysis = exact.analyse(revealed[i], view_counts, int(mine_count[i]), max_nodes)
-        if analysis.total == 0 or analysis.approximate:
-            continue
-        hidden = ~revealed[i]
-        gaps.append(np.abs(probs[i][hidden] - analysis.mine_prob[hidden]))
-    if not gaps:
-        return {"exact_gap": float("nan"), "exact_max_gap": float("nan"), "exact_positions": 0, "exact_cells": 0}
-    cells = np.concatenate(gaps)
-    return {
-        "exact_gap": float(cells.mean()),
-        "exact_max_gap": float(cells.max()),
-        "exact_positions": len(gaps),
-        "exact_cells": int(cells.size),
-    }
-
-
-def mine_head_calibration(
-    agent: Any,
-    env_cfg: ms_env.EnvConfig,
-    games: int = 64,
-    seed: int = 0,
-    exact_max_cells: int = 256,
-    on_games_done: Callable[[int], None] | None = None,
-) -> dict[str, float]:
-    """``positions_calibration`` of ``games`` games and, on boards of at most
-    ``exact_max_cells`` cells, ``exact_gap`` on their positions (``on_games_done``: see
-    ``collect_positions``)."""
-    positions = collect_positions(agent, env_cfg, games, seed, on_games_done=on_games_done)
-    figures = positions_calibration(positions)
-    if env_cfg.num_cells <= exact_max_cells:
-        figures.update(exact_gap(agent, env_cfg, positions))
-    return figures
-
-
-def calibration_data(
-    take_turn: evaluate_lib.TakeTurn,
-    cfg: ms_env.EnvConfig,
-    games: int,
-    seed: int,
-    on_games_done: Callable[[int], None] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(predicted f32[N], is_mine bool[N])`` over the hidden cells of every position a
-    turn-by-turn player met in ``games`` games (seeds ``seed, seed+1, ...``) once mines
-    were placed.
-
-    ``take_turn`` is ``(state, move) -> Turn`` (``evaluate.solver_turns``,
-    ``evaluate.agent_turns``); its own key is fixed, so different games come from
-    different board seeds. ``on_games_done(1)``, when given, is called after each game.
-    """
-    predicted, labels = [], []
-    for game in range(games):
-        turns, _ = evaluate_lib.record_turns(take_turn, cfg, seed + game)
-        for state, turn in turns:
-            mine_mask = np.asarray(state.mine_mask, bool)
-            if not mine_mask.any():  # before the first reveal nothing is placed
-                continue
-            hidden = ~np.asarray(state.revealed, bool)
-            predicted.append(np.clip(turn.mine_probabilities[hidden], 0.0, 1.0))
-            labels.append(mine_mask[hidden])
-        if on_games_done is not None:
-            on_games_done(1)
-    if not predicted:
-        return np.zeros(0, np.float32), np.zeros(0, bool)
-    return np.concatenate(predicted), np.concatenate(labels)

@@ -32,6 +32,7 @@ LAYERS = {
     "msjax.stages": 3,
     "msjax.evaluate": 3,
     "msjax.diagnostics": 3,
+    "msjax.calibration": 3,
     "msjax.config": 4,
     "msjax.checkpoint": 4,
     "msjax.checkpoint_integrity": 4,

@@ -244,15 +244,15 @@ def test_memory_with_zero_updates_is_one_line(capsys):
 
 
 def test_calibration_on_a_board_every_game_of_which_ends_at_the_first_click_is_a_note(monkeypatch, capsys):
-    from msjax import diagnostics
+    from msjax import calibration, diagnostics
     from msjax.cli import evaluate
 
     def no_positions(*args, **kwargs):
-        raise diagnostics.NoPositions("no position after the opening click: every game ended at its first move")
+        raise calibration.NoPositions("no position after the opening click: every game ended at its first move")
 
     figures = {"win_rate": 1.0, "win_rate_ci95": (0.5, 1.0), "episodes": 4}
     monkeypatch.setattr(diagnostics, "diagnose", lambda *args, **kwargs: dict(figures))
-    monkeypatch.setattr(diagnostics, "mine_head_calibration", no_positions)
+    monkeypatch.setattr(calibration, "mine_head_calibration", no_positions)
     monkeypatch.setattr(evaluate, "format_table", lambda name, cfg, shown: "table")
     assert evaluate.main(["--solver", "--episodes", "4", "--board", "1x2x1", "--safe-first-click"]) == 0
     assert "(no calibration: every game on 1x2x1 ended at its first click)" in capsys.readouterr().out

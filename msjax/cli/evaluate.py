@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
-from msjax import diagnostics
+from msjax import calibration, diagnostics
 from msjax import env as ms_env
 from msjax import runlog
 from msjax.cli.args import lookahead
@@ -219,8 +219,8 @@ def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argp
     with runlog.CountProgress(args.calibration_games, "games", "calibration of the mine beliefs") as progress:
         games, seed = args.calibration_games, args.seed
         try:
-            figures.update(diagnostics.mine_head_calibration(player, cfg, games, seed, on_games_done=progress.advance))
-        except diagnostics.NoPositions:
+            figures.update(calibration.mine_head_calibration(player, cfg, games, seed, on_games_done=progress.advance))
+        except calibration.NoPositions:
             return {**figures, "note": f"no calibration: every game on {board} ended at its first click"}
     return figures
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from msjax import diagnostics, runlog
+from msjax import calibration, runlog
 from msjax import evaluate as evaluate_lib
 from msjax import viz
 from msjax.cli.args import positive_int
@@ -71,11 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     _player_options(heatmap)
     heatmap.add_argument("--move", type=int, default=5, metavar="K", help="the position before this move (1 = the opening)")
     heatmap.add_argument("-o", "--out", metavar="PNG", default="mine_probabilities.png", help="PNG path (default %(default)s)")
-    calibration = _figure(figures, "calibration", "Reliability diagram of a player's mine probabilities over its games.")
-    _player_options(calibration)
-    calibration.add_argument("--games", type=positive_int, default=50, metavar="N", help="games to play (default 50)")
-    calibration.add_argument("--bins", type=positive_int, default=10, metavar="N", help="probability bins (default 10)")
-    calibration.add_argument("-o", "--out", metavar="PNG", default="reliability.png", help="PNG path (default %(default)s)")
+    reliability = _figure(figures, "calibration", "Reliability diagram of a player's mine probabilities over its games.")
+    _player_options(reliability)
+    reliability.add_argument("--games", type=positive_int, default=50, metavar="N", help="games to play (default 50)")
+    reliability.add_argument("--bins", type=positive_int, default=10, metavar="N", help="probability bins (default 10)")
+    reliability.add_argument("-o", "--out", metavar="PNG", default="reliability.png", help="PNG path (default %(default)s)")
     return parser
 
 
@@ -114,6 +114,6 @@ def _heatmap_command(args: argparse.Namespace) -> Path:
 def _calibration_command(args: argparse.Namespace) -> Path:
     take_turn, cfg, name = _turns(args)
     with runlog.CountProgress(args.games, "games", f"{name} on {cfg.H}x{cfg.W}x{cfg.mine_count}") as progress:
-        predicted, labels = diagnostics.calibration_data(take_turn, cfg, args.games, args.seed, progress.advance)
+        predicted, labels = calibration.calibration_data(take_turn, cfg, args.games, args.seed, progress.advance)
     title = f"{name}, {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games"
     return viz.plot_reliability(predicted, labels, args.out, args.bins, title=title)
