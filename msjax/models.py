@@ -69,6 +69,11 @@ class ModelConfig:
       remat: recompute each block of the tower in the backward pass (``jax.checkpoint``)
         instead of keeping its activations: less memory, more compute; the same
         parameters and results.
+      recycles: run the tower this many more times on the same position, each time with
+        the previous pass's mine beliefs (sigmoid of the mine head) as one more input plane
+        (zeros on the first pass): the same weights, a deeper inference at (1 + recycles)
+        times the compute; the heads read the last pass, gradients flow through all of them.
+        0 (the default): one pass, no extra plane.
     """
 
     channels: tuple[int, ...] = (32, 64, 64)
@@ -82,6 +87,7 @@ class ModelConfig:
     flag_actions: bool = True
     conv_impl: str = "auto"
     remat: bool = False
+    recycles: int = 0
 
     def __post_init__(self):
         if not isinstance(self.channels, tuple) or not self.channels:
@@ -102,6 +108,8 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.value_hidden={self.value_hidden!r} must be an int >= 1")
         if not isinstance(self.flag_actions, bool):
             raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
+        if not isinstance(self.recycles, int) or isinstance(self.recycles, bool) or not 0 <= self.recycles <= 4:
+            raise ValueError(f"ModelConfig.recycles={self.recycles!r} must be an int in [0, 4]")
         if not isinstance(self.remat, bool):
             raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
         if self.block_order not in _BLOCK_ORDERS:
@@ -235,14 +243,30 @@ class MinesweeperNet(nn.Module):
         residual_block = nn.remat(ResidualBlock) if self.cfg.remat else ResidualBlock
         if self.cfg.residual:
             res_width = self.cfg.res_channels
-            x = conv_block(res_width, dtype, impl, norm=self.cfg.norm, name="ConvBlock_0")(x)
-            for index in range(self.cfg.num_res_blocks):
-                x = residual_block(res_width, dtype, impl, self.cfg.norm, name=f"ResidualBlock_{index}")(x)
+            tower = [conv_block(res_width, dtype, impl, norm=self.cfg.norm, name="ConvBlock_0")]
+            tower += [
+                residual_block(res_width, dtype, impl, self.cfg.norm, name=f"ResidualBlock_{index}")
+                for index in range(self.cfg.num_res_blocks)
+            ]
         else:
             order, last = self.cfg.block_order, len(self.cfg.channels) - 1
-            for index, channels in enumerate(self.cfg.channels):
-                norm = self.cfg.norm if order == "conv_norm_relu" or index < last else "none"
-                x = conv_block(channels, dtype, impl, order, norm, name=f"ConvBlock_{index}")(x)
+            tower = [
+                conv_block(channels, dtype, impl, order, self.cfg.norm if order == "conv_norm_relu" or index < last else "none",
+                           name=f"ConvBlock_{index}")
+                for index, channels in enumerate(self.cfg.channels)
+            ]
+        mine_head = nn.Dense(1, dtype=dtype, name="mine_head")
+
+        # recycles > 0: the tower runs again on the position with the last pass's mine
+        # beliefs as one more input plane (the same weights; the first pass sees zeros).
+        beliefs = jnp.zeros((batch, height, width, 1), dtype)
+        for _ in range(self.cfg.recycles + 1):
+            features = jnp.concatenate([x, beliefs], axis=-1) if self.cfg.recycles else x
+            for block in tower:
+                features = block(features)
+            mine_logits = mine_head(features)[..., 0]
+            beliefs = jax.nn.sigmoid(mine_logits)[..., None].astype(dtype)
+        x = features
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only
         cell_logits = nn.Dense(num_kinds, dtype=dtype, name="policy_head")(x)  # [B, H, W, k]
@@ -255,8 +279,6 @@ class MinesweeperNet(nn.Module):
         pooled = jnp.mean(x, axis=(1, 2))
         hidden = nn.relu(nn.Dense(self.cfg.value_hidden, dtype=dtype, name="value_hidden")(pooled))
         value = nn.Dense(1, dtype=dtype, name="value_out")(hidden)[:, 0]
-
-        mine_logits = nn.Dense(1, dtype=dtype, name="mine_head")(x)[..., 0]
         return logits, value.astype(jnp.float32), mine_logits.astype(jnp.float32)
 
 

@@ -127,6 +127,8 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
         ("conv_impl", "cudnn", "conv_impl"),
         ("block_order", "norm_conv_relu", "block_order"),
         ("norm", "batch", "norm"),
+        ("recycles", 5, "recycles"),
+        ("recycles", True, "recycles"),
     ],
 )
 def test_bad_model_configs_name_the_field(field, value, message):
@@ -158,3 +160,28 @@ def test_cell_norm_keeps_each_cells_outputs_to_its_receptive_field(residual):
             np.testing.assert_allclose(corner[0], corner[1], rtol=1e-6)
         if norm == "cell":
             assert "LayerNorm_0" in params["params"]["ConvBlock_0"]
+
+
+def test_recycling_reruns_the_same_tower_with_the_mine_beliefs_as_one_more_plane():
+    env_cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
+    recycled = models.ModelConfig(channels=(8, 8), value_hidden=8, recycles=1)
+    plain_params = models.init_params(jax.random.key(0), TINY, env_cfg)
+    params = models.init_params(jax.random.key(0), recycled, env_cfg)
+    assert jax.tree.structure(params) == jax.tree.structure(plain_params)  # the same weights, no new ones
+    first_kernel = params["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"]
+    plain_kernel = plain_params["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"]
+    assert first_kernel.shape[2] == plain_kernel.shape[2] + 1  # the belief plane
+
+    # The first pass sees zero beliefs: with the belief plane's weights zeroed, the second
+    # pass repeats it, so the outputs equal one pass of the plain network.
+    zeroed = jax.tree.map(lambda x: x, params)
+    zeroed["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"] = first_kernel.at[:, :, -1, :].set(0.0)
+    one_pass = dict(zeroed["params"])
+    one_pass["ConvBlock_0"] = {**one_pass["ConvBlock_0"], "Conv3x3_0": {
+        **one_pass["ConvBlock_0"]["Conv3x3_0"], "kernel": first_kernel[:, :, :-1, :]}}
+    obs = _obs(env_cfg)
+    for a, b in zip(apply(recycled, zeroed, obs), apply(TINY, {"params": one_pass}, obs)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    # With its own weights the second pass reads the beliefs: the outputs change.
+    moved = apply(recycled, params, obs)[2] - apply(recycled, zeroed, obs)[2]
+    assert float(jnp.max(jnp.abs(moved))) > 1e-4
