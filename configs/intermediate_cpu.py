@@ -26,7 +26,12 @@ and evaluations included), where 1e-3 first loses the 8x8 agent's level and reco
 only as the rate decays (75.2% after 2,000 updates; RESULTS.md, "The 16x16 stage's learning
 rate"). Twice the updates at 2e-4 give 76.5%, +0.20 [-1.58, +1.98] over 1,000 on the same
 boards. The gradient on the 128 hardest of 256 played states (``imitation.hardest_states``)
-gives 76.4% on the same boards at 1.25 times the time: not used. The older 6,000-update
+gives 76.4% on the same boards at 1.25 times the time: not used. The forced states with 1-3
+proved cells weighted again in both stages (``--config.imitation.few_proofs_weight=0.5`` in
+small.py and here, 2026-11-28): 79.1% of the final boards, and +1.88 points [+0.81, +2.94]
+over 4,000 paired boards (seeds 7 and 8) against the chain as configured; small.py's agent
+87.0% against 87.4% (not separated). Not yet shipped (RESULTS.md, "Weighting the states
+with few proofs"). The older 6,000-update
 stage at 1e-3, its curve and a run from scratch: RESULTS.md, "configs/intermediate_cpu.py:
 16x16x40 within the hour".
 """
