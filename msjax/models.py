@@ -250,9 +250,13 @@ class MinesweeperNet(nn.Module):
             ]
         else:
             order, last = self.cfg.block_order, len(self.cfg.channels) - 1
+
+            def block_norm(index: int) -> str:
+                # The seed's conv-ReLU-norm tower leaves its last block unnormalised.
+                return self.cfg.norm if order == "conv_norm_relu" or index < last else "none"
+
             tower = [
-                conv_block(channels, dtype, impl, order, self.cfg.norm if order == "conv_norm_relu" or index < last else "none",
-                           name=f"ConvBlock_{index}")
+                conv_block(channels, dtype, impl, order, block_norm(index), name=f"ConvBlock_{index}")
                 for index, channels in enumerate(self.cfg.channels)
             ]
         mine_head = nn.Dense(1, dtype=dtype, name="mine_head")
