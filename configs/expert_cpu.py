@@ -4,7 +4,7 @@ Run configs/small.py and configs/intermediate_cpu.py first: this run starts from
 agent (``run.init_from``, a warm start; the network is fully convolutional, so the same
 weights play any board size). It is intermediate_cpu.py on a 16x30 board with 99 mines:
 small.py's labels (the rule solver's layer 1-2 proofs, its first click, its own move
-lightly weighted elsewhere, the proven-mine term), half of the boards played by the network
+lightly weighted elsewhere, the proven-mine term, the few-proofs weight), half of the boards played by the network
 itself, for 3,000 updates at half small.py's learning rate (1e-3; intermediate_cpu.py's
 2e-4, from its 1,000-update agent, at 1,000 updates of this stage, gave 13.8% [11.8, 16.1]
 of the same 1,000 final boards with the four-layer network: no change)::
@@ -13,27 +13,32 @@ of the same 1,000 final boards with the four-layer network: no change)::
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
     python -m msjax.train --config configs/expert_cpu.py         # -> runs/expert_cpu
 
-With small.py's six 48-channel layers, the whole chain as written above (2026-11-28, this
-2-core CPU, nothing else of ours running): **21.8% [19.4, 24.5] of 1,000 games** (the
-stage's final evaluation), the stage in 3,707 s (3,000 updates, about 1 s each, and its
-evaluations), the whole chain **84 minutes** (small.py 734 s, intermediate_cpu.py 602 s).
-The same stage at 1,000 updates, from the same 16x16 agent: 14.9% [12.8, 17.2] of the same
-final boards in 1,497 s (chain 47 minutes); the chain's earlier network, four 64-channel
-layers, at 1,000 updates (2026-11-27, a slow day, from a 2,000-update 16x16 agent): 13.6%
-[11.6, 15.9], the chain 2 h 50 min. On a slow day (two to three times that day's time per
-update) this chain can pass the issue's 2.5 hours. The target (>= 40% within 2.5 hours) is
-not reached. 5,000 updates (a later session, a slower day): 23.4% [20.9, 26.1] of the same
-final boards, flat from 3,000 on (24.0% of 200 at 3,000 and 4,000), the chain 2 h 3 min:
-not separated, not shipped. Exact targets (``--config.imitation.guess_targets=safest
---config.imitation.mine_targets=exact``, 3,000 updates, the next session): 23.8% [21.3, 26.5]
-of the same boards, the stage 1.45 times as long, the chain 1 h 55 min: not separated, not
-shipped. The solver's games labelled every fourth move (``imitation.solver_moves_per_label=4``,
-four times the games): 21.9%, no change. Eight 48-channel layers for the whole chain
-(``--config.model.channels=48,48,48,48,48,48,48,48`` in all three commands): 24.7% [22.1,
-27.5] of the same boards, the chain 1 h 40 min: not separated, not shipped. The forced
-states with 1-3 proved cells weighted again (``imitation.few_proofs_weight=0.5``, 2026-11-28):
-20.1% [17.7, 22.7], fewer of those proofs passed over but no more games won: not shipped.
-Commands and figures: benchmarks/RESULTS.md, "A deeper network: six layers".
+As the chain stands (small.py's six 48-channel layers, the forced states with one to three
+proved cells weighted again in every stage, ``imitation.few_proofs_weight=0.5``; 2026-11-29,
+this 2-core CPU, the three commands above): **23.2% [20.7, 25.9] of 1,000 games** (the
+stage's final evaluation; at 200 games every 500 updates 9.5, 13.0, 10.5, 17.0, 23.0%), the
+stage in 3,799 s (3,000 updates, about 1.1 s each, and its evaluations; another training run,
+at lower priority, beside it throughout), the whole chain **85 minutes** (small.py 792 s,
+intermediate_cpu.py 536 s). The target (>= 40% within 2.5 hours) is not reached. On a slow
+day (two to three times that day's time per update) this chain can pass the issue's 2.5 hours.
+
+The same chain without the few-proofs weight (2026-11-28, nothing else running): 21.8%
+[19.4, 24.5] of the same final boards, the stage in 3,707 s, the chain 84 minutes; with the
+weight in this stage only, from that chain's 16x16 agent: 20.1% [17.7, 22.7]. Every lever
+below was measured on the chain without it. The same stage at 1,000 updates: 14.9% [12.8,
+17.2] of the same final boards in 1,497 s (chain 47 minutes); the chain's earlier network,
+four 64-channel layers, at 1,000 updates (2026-11-27, a slow day, from a 2,000-update 16x16
+agent): 13.6% [11.6, 15.9], the chain 2 h 50 min. 5,000 updates (a later session, a slower
+day): 23.4% [20.9, 26.1] of the same final boards, flat from 3,000 on (24.0% of 200 at 3,000
+and 4,000), the chain 2 h 3 min: not separated, not shipped. Exact targets
+(``--config.imitation.guess_targets=safest --config.imitation.mine_targets=exact``, 3,000
+updates, the next session): 23.8% [21.3, 26.5] of the same boards, the stage 1.45 times as
+long, the chain 1 h 55 min: not separated, not shipped. The solver's games labelled every
+fourth move (``imitation.solver_moves_per_label=4``, four times the games): 21.9%, no change.
+Eight 48-channel layers for the whole chain (``--config.model.channels=48,48,48,48,48,48,48,48``
+in all three commands): 24.7% [22.1, 27.5] of the same boards, the chain 1 h 40 min: not
+separated, not shipped. Commands and figures: benchmarks/RESULTS.md, "A deeper network: six
+layers" (the few-proofs chain: its paragraph "Weighting the states with few proofs").
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
