@@ -3,11 +3,12 @@
 Run configs/small.py and configs/intermediate_cpu.py first: this run starts from the 16x16
 agent (``run.init_from``, a warm start; the network is fully convolutional, so the same
 weights play any board size). It is intermediate_cpu.py on a 16x30 board with 99 mines:
-small.py's labels (the rule solver's layer 1-2 proofs, its first click, its own move
-lightly weighted elsewhere, the proven-mine term, the few-proofs weight), half of the boards played by the network
-itself, for 3,000 updates at half small.py's learning rate (1e-3; intermediate_cpu.py's
-2e-4, from its 1,000-update agent, at 1,000 updates of this stage, gave 13.8% [11.8, 16.1]
-of the same 1,000 final boards with the four-layer network: no change)::
+small.py's labels (the rule solver's layer 1-2 proofs, its first click, its own move lightly
+weighted elsewhere, the proven-mine term, the few-proofs weight), half of the boards played
+by the network itself, for 3,000 updates at half small.py's learning rate (1e-3;
+intermediate_cpu.py's 2e-4, from its 1,000-update agent, at 1,000 updates of this stage,
+gave 13.8% [11.8, 16.1] of the same 1,000 final boards with the four-layer network: no
+change)::
 
     python -m msjax.train --config configs/small.py              # -> runs/small
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
