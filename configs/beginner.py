@@ -16,11 +16,10 @@ The recipe of configs/small.py is adopted, scaled: imitation also teaches the fi
 (``opening_weight``) and, lightly, the solver's move where nothing is proven
 (``guess_weight=0.1``), a term keeps the policy off the cells the labels prove to be mines
 (``proven_mine_weight=3``), the forced states with one to three proved cells count again
-(``few_proofs_weight=0.5``: +1.13 points on 16x16 for the CPU chain, RESULTS.md, "Weighting
-the states with few proofs"), and the network is four 64-channel layers deep. What each of
-these was worth on small.py: benchmarks/RESULTS.md, "Agents against their teacher". This scale
-is unmeasured (no GPU was lent). ``intermediate.py``, ``expert.py`` and ``curriculum.py``
-derive from this config.
+(``few_proofs_weight=0.5``), and the network is four 64-channel layers deep. What each of
+these was worth on small.py: its docstring and benchmarks/RESULTS.md, "Agents against their
+teacher". This scale is unmeasured (no GPU was lent). ``intermediate.py``, ``expert.py``
+and ``curriculum.py`` derive from this config.
 """
 
 from msjax.config import ExperimentConfig, RunConfig
