@@ -13,9 +13,10 @@ learning rate::
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
 
 As the chain stands (2026-11-29, this 2-core CPU, the two commands above, nothing else
-running): **78.1% [75.4, 80.6] of the 1,000 final boards**, the stage in 536 s (the chain 22
-minutes with small.py's 792 s). The forced states with one to three proved cells weighted
-again in both stages (``imitation.few_proofs_weight=0.5``, small.py's) lift it: the chain
+running): **78.1% [75.4, 80.6] and 80.2% [77.6, 82.6] of the 1,000 final boards** in two
+regenerations on two machines of one kind (the stage 536 s and 455 s, the chain 22 and 17
+minutes with small.py's 792 s and 569 s; the runs are not bit-exact across machines). The
+forced states with one to three proved cells weighted again in both stages (``imitation.few_proofs_weight=0.5``, small.py's) lift it: the chain
 without them gave 76.5% [73.8, 79.0] of the same boards, and paired, `python
 benchmarks/paired_agents.py OTHER runs/intermediate_cpu --games 2000 --seed S` at seeds 7
 and 8 for each of two regenerations of both chains (2026-11-28 and -29), the weighted chain
