@@ -27,10 +27,10 @@ weights in this stage alone change nothing: ``few_proofs_weight=1.5`` +0.05 [-0.
 ``proven_mine_weight=10`` +0.00 [-0.89, +0.89], 2,000 paired boards each (RESULTS.md,
 "Heavier weights in the 16x16 stage alone"). The issue's target (85% of 2,000) is not
 reached. The same chain without the weight at ``run.seed=1`` for the 8x8 run, one core
-beside another run: 81.55% [79.79, 83.19] of 2,000 boards (seed
-7), 77.4% [74.7, 79.9] of its own 1,000 final boards, the stage in 1,746 s; with four
-64-channel layers, on the same boards: 79.20% and 74.9% (+2.35 points [+0.80, +3.90] paired
-for six 48-channel layers, RESULTS.md, "A deeper network: six layers").
+beside another run: 81.55% [79.79, 83.19] of 2,000 boards (seed 7), 77.4% [74.7, 79.9] of
+its own 1,000 final boards, the stage in 1,746 s; with four 64-channel layers, on the same
+boards: 79.20% and 74.9% (+2.35 points [+0.80, +3.90] paired for six 48-channel layers,
+RESULTS.md, "A deeper network: six layers").
 
 The learning rate is a fine-tune's (measured with four 64-channel layers): from small.py's
 8x8 agent (73.3% of the 1,000 final boards on its own), 1,000 updates at 2e-4 reach 76.3%
