@@ -17,20 +17,23 @@ running): **78.1% [75.4, 80.6] and 80.2% [77.6, 82.6] of the 1,000 final boards*
 regenerations on two machines of one kind (the stage 536 s and 455 s, the chain 22 and 17
 minutes with small.py's 792 s and 569 s; the runs are not bit-exact across machines). The
 forced states with one to three proved cells weighted again in both stages
-(``imitation.few_proofs_weight=0.5``, small.py's) lift it: the chain without them gave
-76.5% [73.8, 79.0] of the same boards, and paired, `python
-benchmarks/paired_agents.py OTHER runs/intermediate_cpu --games 2000 --seed S` at seeds 7
-and 8 for each of two regenerations of both chains (2026-11-28 and -29), the weighted chain
-won +1.13 points [+0.41, +1.85] more of 8,000 boards (81.65% against 80.53%; +1.88 the first
-time, +0.38 the second; RESULTS.md, "Weighting the states with few proofs"). Heavier
-weights in this stage alone change nothing: ``few_proofs_weight=1.5`` +0.05 [-0.73, +0.83],
-``proven_mine_weight=10`` +0.00 [-0.89, +0.89], 2,000 paired boards each (RESULTS.md,
-"Heavier weights in the 16x16 stage alone"). The issue's target (85% of 2,000) is not
-reached. The same chain without the weight at ``run.seed=1`` for the 8x8 run, one core
-beside another run: 81.55% [79.79, 83.19] of 2,000 boards (seed 7), 77.4% [74.7, 79.9] of
-its own 1,000 final boards, the stage in 1,746 s; with four 64-channel layers, on the same
-boards: 79.20% and 74.9% (+2.35 points [+0.80, +3.90] paired for six 48-channel layers,
-RESULTS.md, "A deeper network: six layers").
+(``imitation.few_proofs_weight=0.5``, small.py's) lift it: the chain without them gave 76.5%
+[73.8, 79.0] of the same boards, and paired, `python benchmarks/paired_agents.py OTHER
+runs/intermediate_cpu --games 2000 --seed S` at seeds 7 and 8 for each of two regenerations of
+both chains (2026-11-28 and -29), the weighted chain won +1.13 points [+0.41, +1.85] more of
+8,000 boards (81.65% against 80.53%; +1.88 the first time, +0.38 the second; RESULTS.md,
+"Weighting the states with few proofs"). Heavier weights in this stage alone change nothing:
+``few_proofs_weight=1.5`` +0.05 [-0.73, +0.83], ``proven_mine_weight=10`` +0.00 [-0.89, +0.89],
+2,000 paired boards each (RESULTS.md, "Heavier weights in the 16x16 stage alone"). A second
+pass of the network on each position (``--config.model.recycles=1`` in both stages, the 8x8 run
+into its own workdir and ``run.init_from`` pointing to it) wins +1.50 points [+0.48, +2.52]
+over 4,000 paired boards (83.60% against 82.10%) at twice each stage's time (the stage 901 s);
+not set here, as its 8x8 run would be over small.py's 10 minutes (RESULTS.md, "The 16x16 stage
+with `recycles=1`"). The issue's target (85% of 2,000) is not reached. The same chain without
+the weight at ``run.seed=1`` for the 8x8 run, one core beside another run: 81.55% [79.79,
+83.19] of 2,000 boards (seed 7), 77.4% [74.7, 79.9] of its own 1,000 final boards, the stage in
+1,746 s; with four 64-channel layers, on the same boards: 79.20% and 74.9% (+2.35 points
+[+0.80, +3.90] paired for six 48-channel layers, RESULTS.md, "A deeper network: six layers").
 
 The learning rate is a fine-tune's (measured with four 64-channel layers): from small.py's
 8x8 agent (73.3% of the 1,000 final boards on its own), 1,000 updates at 2e-4 reach 76.3%
