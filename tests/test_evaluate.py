@@ -133,8 +133,13 @@ def test_a_pytree_agent_with_new_values_does_not_recompile():
             return ThresholdAgent.act(self, state, key)
 
     evaluate(Counting(jnp.int32(0)), CFG, episodes=16, batch_size=16)
+    traced_once = len(traces)
     evaluate(Counting(jnp.int32(7)), CFG, episodes=16, batch_size=16)
-    assert len(traces) == 1
+    # The second agent, the same class with a new value, reuses the first one's program.
+    # (The first call traces at most once; in one full-suite run of 2026-11-29 it traced
+    # not at all, a cached program from earlier in that worker: not reproduced alone.)
+    assert traced_once <= 1
+    assert len(traces) == traced_once
 
 
 def test_bad_arguments_are_rejected_with_the_argument_named():
