@@ -297,6 +297,30 @@ def init_params(key: jax.Array, model_cfg: ModelConfig, env_cfg: ms_env.EnvConfi
     return make_model(model_cfg).init(key, dummy_obs)
 
 
+def with_belief_plane(params: Any) -> Any:
+    """The parameters of a network with ``recycles=0``, for the same network with
+    ``recycles >= 1``: the first convolution's kernel ``[3, 3, C, F]`` gains a zero input
+    slot, ``[3, 3, C + 1, F]``, for the belief plane.
+
+    The belief plane then adds nothing, so each pass computes what the single pass did and
+    the network plays exactly as the plain one until training moves the new weights.
+    ``params`` is ``init_params``'s tree (``{"params": {...}}``); the result is a new tree.
+    """
+    first_conv = params["params"]["ConvBlock_0"]["Conv3x3_0"]
+    kernel = first_conv["kernel"]
+    widened = jnp.concatenate([kernel, jnp.zeros(kernel.shape[:2] + (1,) + kernel.shape[3:], kernel.dtype)], axis=2)
+    return {
+        **params,
+        "params": {
+            **params["params"],
+            "ConvBlock_0": {
+                **params["params"]["ConvBlock_0"],
+                "Conv3x3_0": {**first_conv, "kernel": widened},
+            },
+        },
+    }
+
+
 # ----------------------------------------------------------------------------- the policy
 
 

@@ -23,11 +23,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
-from msjax import distributed, runfiles
+import jax
 from jax.sharding import Mesh
 
+from msjax import checkpoint as checkpoint_lib
+from msjax import config as config_lib
+from msjax import distributed, models, runfiles
 from msjax.config import ExperimentConfig
 from msjax.runfiles import resume_command
 from msjax.runlock import RunDirBusy, RunDirLock
@@ -318,9 +319,14 @@ def warm_start_params(cfg: ExperimentConfig) -> Any:
     """The network parameters of the run or checkpoint ``cfg.run.init_from`` (None when
     it is ""), placed on the host.
 
+    ``model.recycles`` may differ where both networks have the same parameters (both
+    recycle, or neither), and a plain network (``recycles=0``) starts a recycling one
+    (``models.with_belief_plane``: it plays as the plain one until trained).
+
     Raises:
-      ValueError: nothing there can be read, its network differs from ``cfg.model``, or
-        it sees other observation channels; the message names ``run.init_from``.
+      ValueError: nothing there can be read, its network differs from ``cfg.model``
+        otherwise, or it sees other observation channels; the message names
+        ``run.init_from``.
     """
     if not cfg.run.init_from:
         return None
@@ -330,8 +336,20 @@ def warm_start_params(cfg: ExperimentConfig) -> Any:
         raise ValueError(
             f"run.init_from={cfg.run.init_from!r}: {err} (train that run first, or set run.init_from='')"
         ) from err
-    other_network = [line for line in config_lib.differences(agent.config, cfg) if line.startswith("model.")]
+    saved_recycles = agent.config.model.recycles
+    if saved_recycles and not cfg.model.recycles:
+        raise ValueError(
+            f"run.init_from={cfg.run.init_from!r} holds a network with model.recycles={saved_recycles}, "
+            "whose first layer reads the belief plane: it cannot start model.recycles=0"
+        )
+    other_network = [
+        line
+        for line in config_lib.differences(agent.config, cfg)
+        if line.startswith("model.") and not line.startswith("model.recycles:")
+    ]
     if other_network:
         raise ValueError(f"run.init_from={cfg.run.init_from!r} holds another network: {'; '.join(other_network)}")
     agent.for_board(cfg.env)  # the same observation channels, or a ValueError naming them
+    if cfg.model.recycles and not saved_recycles:
+        return jax.device_get(models.with_belief_plane(agent.params))
     return agent.params

@@ -2,6 +2,7 @@
 
 import functools
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -172,16 +173,16 @@ def test_recycling_reruns_the_same_tower_with_the_mine_beliefs_as_one_more_plane
     plain_kernel = plain_params["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"]
     assert first_kernel.shape[2] == plain_kernel.shape[2] + 1  # the belief plane
 
-    # The first pass sees zero beliefs: with the belief plane's weights zeroed, the second
-    # pass repeats it, so the outputs equal one pass of the plain network.
-    zeroed = jax.tree.map(lambda x: x, params)
-    zeroed["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"] = first_kernel.at[:, :, -1, :].set(0.0)
-    one_pass = dict(zeroed["params"])
-    one_pass["ConvBlock_0"] = {**one_pass["ConvBlock_0"], "Conv3x3_0": {
-        **one_pass["ConvBlock_0"]["Conv3x3_0"], "kernel": first_kernel[:, :, :-1, :]}}
+    # A plain network's weights with a zero belief slot (with_belief_plane): the first pass
+    # sees zero beliefs and the second repeats it, so it plays exactly as the plain one.
+    widened = models.with_belief_plane(plain_params)
+    chex.assert_trees_all_equal_shapes(widened, params)
+    np.testing.assert_array_equal(widened["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"][:, :, :-1], plain_kernel)
     obs = _obs(env_cfg)
-    for a, b in zip(apply(recycled, zeroed, obs), apply(TINY, {"params": one_pass}, obs)):
+    for a, b in zip(apply(recycled, widened, obs), apply(TINY, plain_params, obs)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
     # With its own weights the second pass reads the beliefs: the outputs change.
+    zeroed = jax.tree.map(lambda x: x, params)
+    zeroed["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"] = first_kernel.at[:, :, -1, :].set(0.0)
     moved = apply(recycled, params, obs)[2] - apply(recycled, zeroed, obs)[2]
     assert float(jnp.max(jnp.abs(moved))) > 1e-4

@@ -381,6 +381,31 @@ def test_warm_start_reads_the_network_of_a_run_and_refuses_another_network(finis
         runcontrol.warm_start_params(config_lib.apply_overrides(cfg, [f"run.init_from={run_dir / 'missing'}"]))
 
 
+def test_a_plain_network_warm_starts_a_recycling_one_and_not_the_other_way(finished_run, monkeypatch):
+    run_dir, _, _ = finished_run
+    cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, [f"run.init_from={run_dir}", "model.recycles=2"])
+    params = runcontrol.warm_start_params(cfg)
+    saved = final_state(run_dir).params
+    kernel = params["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"]
+    saved_kernel = np.asarray(saved["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"])
+    assert kernel.shape == saved_kernel.shape[:2] + (saved_kernel.shape[2] + 1,) + saved_kernel.shape[3:]
+    np.testing.assert_array_equal(kernel[:, :, :-1], saved_kernel)
+    np.testing.assert_array_equal(kernel[:, :, -1], 0.0)  # the belief plane, weighted zero
+    rest = lambda tree: [leaf for path, leaf in jax.tree_util.tree_leaves_with_path(tree) if "ConvBlock_0" not in str(path)]
+    for got, want in zip(rest(params), rest(saved)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+    recycled_agent = checkpoint_lib.load_agent(run_dir)
+    recycled_agent = recycled_agent.replace(config=config_lib.apply_overrides(recycled_agent.config, ["model.recycles=1"]))
+    monkeypatch.setattr(checkpoint_lib, "load_agent", lambda path: recycled_agent)
+    again = runcontrol.warm_start_params(cfg)  # recycles 1 -> 2: the same weights, as stored
+    for got, want in zip(jax.tree.leaves(again), jax.tree.leaves(saved)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    plain = config_lib.apply_overrides(cfg, ["model.recycles=0"])
+    with pytest.raises(ValueError, match=r"run.init_from=.* model.recycles=1, .* cannot start model.recycles=0"):
+        runcontrol.warm_start_params(plain)
+
+
 def test_a_run_from_a_missing_warm_start_fails_before_making_its_directory(tmp_path):
     cfg = config_lib.apply_overrides(TINY_WITH_IMITATION, [f"run.init_from={tmp_path / 'none'}"])
     with pytest.raises(ValueError, match="run.init_from="):
