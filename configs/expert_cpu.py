@@ -38,7 +38,11 @@ long, the chain 1 h 55 min: not separated, not shipped. The solver's games label
 fourth move (``imitation.solver_moves_per_label=4``, four times the games): 21.9%, no change.
 Eight 48-channel layers for the whole chain (``--config.model.channels=48,48,48,48,48,48,48,48``
 in all three commands): 24.7% [22.1, 27.5] of the same boards, the chain 1 h 40 min: not
-separated, not shipped. Commands and figures: benchmarks/RESULTS.md, "A deeper network: six
+separated, not shipped. A second pass of the network on each position
+(``--config.model.recycles=1``) at 2,000 updates, after a 16x16 stage recycled from small.py's
+agent (2026-11-29): **25.4% [22.8, 28.2]** of the same boards, the stage 4,388 s beside a
+benchmark at lower priority (RESULTS.md, "Recycles from a plain agent, and on 16x30"): the
+best 16x30 figure so far, not separated, not shipped yet. Commands and figures: benchmarks/RESULTS.md, "A deeper network: six
 layers" (the few-proofs chain: its paragraph "Weighting the states with few proofs").
 """
 

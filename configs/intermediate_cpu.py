@@ -13,27 +13,29 @@ learning rate::
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
 
 As the chain stands (2026-11-29, this 2-core CPU, the two commands above, nothing else
-running): **78.1% [75.4, 80.6] and 80.2% [77.6, 82.6] of the 1,000 final boards** in two
-regenerations on two machines of one kind (the stage 536 s and 455 s, the chain 22 and 17
-minutes with small.py's 792 s and 569 s; the runs are not bit-exact across machines). The
-forced states with one to three proved cells weighted again in both stages
-(``imitation.few_proofs_weight=0.5``, small.py's) lift it: the chain without them gave 76.5%
-[73.8, 79.0] of the same boards, and paired, `python benchmarks/paired_agents.py OTHER
-runs/intermediate_cpu --games 2000 --seed S` at seeds 7 and 8 for each of two regenerations of
-both chains (2026-11-28 and -29), the weighted chain won +1.13 points [+0.41, +1.85] more of
-8,000 boards (81.65% against 80.53%; +1.88 the first time, +0.38 the second; RESULTS.md,
-"Weighting the states with few proofs"). Heavier weights in this stage alone change nothing:
-``few_proofs_weight=1.5`` +0.05 [-0.73, +0.83], ``proven_mine_weight=10`` +0.00 [-0.89, +0.89],
-2,000 paired boards each (RESULTS.md, "Heavier weights in the 16x16 stage alone"). A second
-pass of the network on each position (``--config.model.recycles=1`` in both stages, the 8x8 run
-into its own workdir and ``run.init_from`` pointing to it) wins +1.50 points [+0.48, +2.52]
-over 4,000 paired boards (83.60% against 82.10%) at twice each stage's time (the stage 901 s);
-not set here, as its 8x8 run would be over small.py's 10 minutes (RESULTS.md, "The 16x16 stage
-with `recycles=1`"). The issue's target (85% of 2,000) is not reached. The same chain without
-the weight at ``run.seed=1`` for the 8x8 run, one core beside another run: 81.55% [79.79,
-83.19] of 2,000 boards (seed 7), 77.4% [74.7, 79.9] of its own 1,000 final boards, the stage in
-1,746 s; with four 64-channel layers, on the same boards: 79.20% and 74.9% (+2.35 points
-[+0.80, +3.90] paired for six 48-channel layers, RESULTS.md, "A deeper network: six layers").
+running): **80.2% [77.6, 82.6] of the 1,000 final boards** (78.1% in an earlier regeneration
+on a slower machine of this kind), the stage 455 s, the chain 17 minutes with small.py's
+569 s; **82.10% [80.88, 83.26] of 4,000 other boards** (`python benchmarks/paired_agents.py
+runs/intermediate_cpu --games 2000 --seed S`, S = 7 and 8). The issue's target (85% of 2,000)
+is not reached. What the levers were worth, each paired on the same boards with its 95%
+interval (commands and tables in benchmarks/RESULTS.md, "A deeper network: six layers" and
+the sections after it):
+
+- six 48-channel layers against four 64-channel ones: +2.35 [+0.80, +3.90] (2,000 boards);
+- the few-proofs weight in both stages (``imitation.few_proofs_weight=0.5``, small.py's):
+  +1.13 [+0.41, +1.85] (8,000 boards);
+- small.py at 4,500 updates instead of 6,000: -1.40 [-2.45, -0.35] (4,000 boards);
+- heavier weights in this stage alone, ``few_proofs_weight=1.5`` and
+  ``proven_mine_weight=10``: +0.05 [-0.73, +0.83] and +0.00 [-0.89, +0.89] (2,000 each);
+- a second pass of the network on each position (``--config.model.recycles=1``) in both
+  stages, the 8x8 run into its own workdir and ``run.init_from`` pointing to it: +1.50
+  [+0.48, +2.52] (4,000 boards; 83.60% against 82.10%), each stage twice the time (this
+  stage 901 s); in this stage alone, from small.py's plain agent (``run.init_from`` gives
+  the loaded network a zero-weighted belief plane): -0.55 [-1.48, +0.38] on 2,000 boards,
+  the stage 864 s: the gain comes from the recycled 8x8 run. Not set here yet: shipping it
+  means an 8x8 run of its own in place of small.py (about 18 minutes, estimated), and
+  expert_cpu.py, which starts from this agent, taking the recycles too (RESULTS.md, "The
+  16x16 stage with `recycles=1`").
 
 The learning rate is a fine-tune's (measured with four 64-channel layers): from small.py's
 8x8 agent (73.3% of the 1,000 final boards on its own), 1,000 updates at 2e-4 reach 76.3%
