@@ -60,7 +60,9 @@ class RunConfig:
       init_from: a run directory or one checkpoint whose network parameters start the
         run's first stage (a warm start: e.g. a 16x16 agent from an 8x8 one; the network
         is fully convolutional); its ``model`` section and observation channels must be
-        this run's. "" = fresh parameters. Ignored when resuming.
+        this run's, except that a plain network (``model.recycles=0``) may start a
+        recycling one (``runcontrol.warm_start_params``). "" = fresh parameters. Ignored
+        when resuming.
     """
 
     seed: int = 0
