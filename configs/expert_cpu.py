@@ -42,7 +42,9 @@ separated, not shipped. A second pass of the network on each position
 (``--config.model.recycles=1``) at 2,000 updates, after a 16x16 stage recycled from small.py's
 agent (2026-11-29): **25.4% [22.8, 28.2]** of the same boards, the stage 4,388 s beside a
 benchmark at lower priority (RESULTS.md, "Recycles from a plain agent, and on 16x30"): the
-best 16x30 figure so far, not separated, not shipped yet. Commands and figures: benchmarks/RESULTS.md, "A deeper network: six
+best 16x30 figure then; after the 16x16 chain recycled in both stages (``run.init_from=runs/int_rc``):
+**30.4% [27.6, 33.3]**, clear of the shipped 23.2% [20.7, 25.9], not shipped yet (the recycled
+chain needs its own 8x8 run). Commands and figures: benchmarks/RESULTS.md, "A deeper network: six
 layers" (the few-proofs chain: its paragraph "Weighting the states with few proofs").
 """
 
