@@ -1,51 +1,53 @@
 """Expert (16x30, 99 mines, opening start) on a 2-core CPU: the last link of a warm-start chain.
 
-Run configs/small.py and configs/intermediate_cpu.py first: this run starts from the 16x16
-agent (``run.init_from``, a warm start; the network is fully convolutional, so the same
-weights play any board size). It is intermediate_cpu.py on a 16x30 board with 99 mines:
+Run configs/small_recycled.py and configs/intermediate_cpu.py first: this run starts from
+the 16x16 agent (``run.init_from``, a warm start; the network is fully convolutional, so the
+same weights play any board size). It is intermediate_cpu.py on a 16x30 board with 99 mines:
 small.py's labels (the rule solver's layer 1-2 proofs, its first click, its own move lightly
-weighted elsewhere, the proven-mine term, the few-proofs weight), half of the boards played
-by the network itself, for 3,000 updates at half small.py's learning rate (1e-3;
-intermediate_cpu.py's 2e-4, from its 1,000-update agent, at 1,000 updates of this stage,
-gave 13.8% [11.8, 16.1] of the same 1,000 final boards with the four-layer network: no
-change)::
+weighted elsewhere, the proven-mine term, the few-proofs weight), a second pass of the
+network on each position with the first pass's mine beliefs as an input plane
+(``model.recycles=1``, set in small_recycled.py), half of the boards played by the network
+itself, for 3,000 updates at half small.py's learning rate (1e-3; intermediate_cpu.py's
+2e-4, from its 1,000-update agent, at 1,000 updates of this stage, gave 13.8% [11.8, 16.1]
+of the same 1,000 final boards with the four-layer network: no change)::
 
-    python -m msjax.train --config configs/small.py              # -> runs/small
+    python -m msjax.train --config configs/small_recycled.py     # -> runs/small_recycled
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
     python -m msjax.train --config configs/expert_cpu.py         # -> runs/expert_cpu
 
-As the chain stands (small.py's six 48-channel layers, the forced states with one to three
-proved cells weighted again in every stage, ``imitation.few_proofs_weight=0.5``; 2026-11-29,
-this 2-core CPU, the three commands above): **23.2% [20.7, 25.9] of 1,000 games** (the
-stage's final evaluation; at 200 games every 500 updates 9.5, 13.0, 10.5, 17.0, 23.0%), the
-stage in 3,799 s (3,000 updates, about 1.1 s each, and its evaluations; another training run,
-at lower priority, beside it throughout), the whole chain **85 minutes** (small.py 792 s,
-intermediate_cpu.py 536 s). The target (>= 40% within 2.5 hours) is not reached. On a slow
-day (two to three times that day's time per update) this chain can pass the issue's 2.5 hours.
+As the chain stands (2026-11-29, this 2-core CPU, the three commands above, this stage with
+nothing else running): **34.1% [31.2, 37.1] of 1,000 games** (the stage's final evaluation;
+at 200 games every 500 updates 16.5, 23.0, 29.0, 25.5, 33.0%), the stage in 5,464 s (3,000
+updates, about 1.2 s each; the 1,000-game final evaluation about 15 minutes, the recycled
+network playing at half the plain one's rate), the whole chain **2 h 4 min** (small_recycled.py
+1,096 s, intermediate_cpu.py 901 s; each alone). The target (>= 40% within 2.5 hours) is not reached.
+The same stage at 2,000 updates: 30.4% [27.6, 33.3] of the same boards (4,765 s, partly beside
+other work). The plain chain (small.py, intermediate_cpu.py and this stage with
+``model.recycles=0``, each from the plain run before it): **23.2% [20.7, 25.9]** of the same
+boards (at 200 games every 500 updates 9.5, 13.0, 10.5, 17.0, 23.0%), the stage in 3,799 s
+(another run beside it), the chain 85 minutes. The second pass is worth +10.9 points on the
+same 1,000 boards (unpaired; the intervals do not overlap), but only when every stage takes
+it: after a 16x16 stage recycled from small.py's plain agent, the recycled stage at 2,000
+updates gave 25.4% [22.8, 28.2] (RESULTS.md, "Recycles from a plain agent, and on 16x30").
 
-The same chain without the few-proofs weight (2026-11-28, nothing else running): 21.8%
-[19.4, 24.5] of the same final boards, the stage in 3,707 s, the chain 84 minutes; with the
-weight in this stage only, from that chain's 16x16 agent: 20.1% [17.7, 22.7]. Every lever
-below was measured on the chain without it. The same stage at 1,000 updates: 14.9% [12.8,
-17.2] of the same final boards in 1,497 s (chain 47 minutes); the chain's earlier network,
-four 64-channel layers, at 1,000 updates (2026-11-27, a slow day, from a 2,000-update 16x16
-agent): 13.6% [11.6, 15.9], the chain 2 h 50 min. 5,000 updates (a later session, a slower
-day): 23.4% [20.9, 26.1] of the same final boards, flat from 3,000 on (24.0% of 200 at 3,000
-and 4,000), the chain 2 h 3 min: not separated, not shipped. Exact targets
-(``--config.imitation.guess_targets=safest --config.imitation.mine_targets=exact``, 3,000
-updates, the next session): 23.8% [21.3, 26.5] of the same boards, the stage 1.45 times as
-long, the chain 1 h 55 min: not separated, not shipped. The solver's games labelled every
-fourth move (``imitation.solver_moves_per_label=4``, four times the games): 21.9%, no change.
-Eight 48-channel layers for the whole chain (``--config.model.channels=48,48,48,48,48,48,48,48``
-in all three commands): 24.7% [22.1, 27.5] of the same boards, the chain 1 h 40 min: not
-separated, not shipped. A second pass of the network on each position
-(``--config.model.recycles=1``) at 2,000 updates, after a 16x16 stage recycled from small.py's
-agent (2026-11-29): **25.4% [22.8, 28.2]** of the same boards, the stage 4,388 s beside a
-benchmark at lower priority (RESULTS.md, "Recycles from a plain agent, and on 16x30"): the
-best 16x30 figure then; after the 16x16 chain recycled in both stages (``run.init_from=runs/int_rc``):
-**30.4% [27.6, 33.3]**, clear of the shipped 23.2% [20.7, 25.9], not shipped yet (the recycled
-chain needs its own 8x8 run). Commands and figures: benchmarks/RESULTS.md, "A deeper network: six
-layers" (the few-proofs chain: its paragraph "Weighting the states with few proofs").
+Earlier, all on the plain chain: the same chain without the few-proofs weight
+(2026-11-28, nothing else running): 21.8% [19.4, 24.5] of the same final boards, the stage in
+3,707 s, the chain 84 minutes; with the weight in this stage only, from that chain's 16x16
+agent: 20.1% [17.7, 22.7]. Every lever below was measured on the chain without it. The same
+stage at 1,000 updates: 14.9% [12.8, 17.2] of the same final boards in 1,497 s (chain 47
+minutes); the chain's earlier network, four 64-channel layers, at 1,000 updates (2026-11-27, a
+slow day, from a 2,000-update 16x16 agent): 13.6% [11.6, 15.9], the chain 2 h 50 min. 5,000
+updates (a later session, a slower day): 23.4% [20.9, 26.1] of the same final boards, flat from
+3,000 on (24.0% of 200 at 3,000 and 4,000), the chain 2 h 3 min: not separated, not shipped.
+Exact targets (``--config.imitation.guess_targets=safest
+--config.imitation.mine_targets=exact``, 3,000 updates, the next session): 23.8% [21.3, 26.5]
+of the same boards, the stage 1.45 times as long, the chain 1 h 55 min: not separated, not
+shipped. The solver's games labelled every fourth move (``imitation.solver_moves_per_label=4``,
+four times the games): 21.9%, no change. Eight 48-channel layers for the whole chain
+(``--config.model.channels=48,48,48,48,48,48,48,48`` in all three commands): 24.7% [22.1, 27.5]
+of the same boards, the chain 1 h 40 min: not separated, not shipped. Commands and figures:
+benchmarks/RESULTS.md, "A deeper network: six layers" (the few-proofs chain: its paragraph
+"Weighting the states with few proofs").
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
@@ -53,12 +55,12 @@ from msjax.config import ExperimentConfig, apply_overrides, load_config
 
 def get_config() -> ExperimentConfig:
     return apply_overrides(
-        load_config("intermediate_cpu"),  # small.py's recipe at a fine-tune's lr; 1,000 final games
+        load_config("intermediate_cpu"),  # small.py's recipe, recycled; a fine-tune's lr; 1,000 final games
         [
             "env.W=30",
             "env.mine_count=99",
             "imitation.lr=1e-3",
-            "imitation.num_updates=3000",  # 21.8% where 1,000 gave 14.9% (docstring)
+            "imitation.num_updates=3000",  # 34.1% where 2,000 gave 30.4% (docstring)
             "run.eval_every_updates=500",
             "run.eval_episodes=200",
             "run.workdir=runs/expert_cpu",

@@ -1,41 +1,43 @@
 """Intermediate (16x16, 40 mines, opening start), trained on a 2-core CPU within an hour.
 
-Run configs/small.py first: this run starts from its 8x8 agent (``run.init_from``, a warm
-start; the network is fully convolutional, so the same weights play any board size, and
-the 8x8 agent already wins many 16x16 games). It is small.py with the overrides
+Run configs/small_recycled.py first: this run starts from its 8x8 agent (``run.init_from``,
+a warm start; the network is fully convolutional, so the same weights play any board size,
+and the 8x8 agent already wins many 16x16 games). It is small_recycled.py (small.py with a
+second pass of the network on each position, ``model.recycles=1``) with the overrides
 below: it imitates the rule solver on 16x16 boards with small.py's recipe (128 boards,
 half of them played by the network itself, every state labelled by the solver: its
 layer 1-2 proofs, its first click, its own move lightly weighted elsewhere, the
 proven-mine term, the few-proofs weight) for 1,000 updates at a tenth of small.py's
 learning rate::
 
-    python -m msjax.train --config configs/small.py              # -> runs/small
+    python -m msjax.train --config configs/small_recycled.py     # -> runs/small_recycled
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
 
-As the chain stands (2026-11-29, this 2-core CPU, the two commands above, nothing else
-running): **80.2% [77.6, 82.6] of the 1,000 final boards** (78.1% in an earlier regeneration
-on a slower machine of this kind), the stage 455 s, the chain 17 minutes with small.py's
-569 s; **82.10% [80.88, 83.26] of 4,000 other boards** (`python benchmarks/paired_agents.py
-runs/intermediate_cpu --games 2000 --seed S`, S = 7 and 8). The issue's target (85% of 2,000)
-is not reached. What the levers were worth, each paired on the same boards with its 95%
-interval (commands and tables in benchmarks/RESULTS.md, "A deeper network: six layers" and
-the sections after it):
+As the chain stands (2026-11-29, this 2-core CPU, the two commands above): **80.6% [78.0,
+82.9] of the 1,000 final boards**, the stage 901 s alone, the chain **33 minutes** with
+small_recycled.py's 1,096 s (also alone); **83.60% [82.42,
+84.72] of 4,000 other boards** (`python benchmarks/paired_agents.py runs/intermediate_cpu
+--games 2000 --seed S`, S = 7 and 8). The issue's target (85% of 2,000) is not reached.
+The plain chain (small.py, then this config with ``--config.model.recycles=0
+--config.run.init_from=runs/small``): 80.2% [77.6, 82.6] of the same final boards, 82.10%
+[80.88, 83.26] of the same 4,000, the stage 455 s, the chain 17 minutes. What the levers
+were worth, each paired on the same boards with its 95% interval (commands and tables in
+benchmarks/RESULTS.md, "A deeper network: six layers" and the sections after it):
 
+- a second pass of the network on each position (``model.recycles=1``) in both stages:
+  +1.50 [+0.48, +2.52] (4,000 boards; 83.60% against 82.10%), each stage twice the time;
+  in this stage alone, from small.py's plain agent (``run.init_from`` gives the loaded
+  network a zero-weighted belief plane): -0.55 [-1.48, +0.38] on 2,000 boards, the stage
+  864 s: the gain comes from the recycled 8x8 run (RESULTS.md, "The 16x16 stage with
+  `recycles=1`" and "Recycles from a plain agent, and on 16x30");
 - six 48-channel layers against four 64-channel ones: +2.35 [+0.80, +3.90] (2,000 boards);
 - the few-proofs weight in both stages (``imitation.few_proofs_weight=0.5``, small.py's):
   +1.13 [+0.41, +1.85] (8,000 boards);
 - small.py at 4,500 updates instead of 6,000: -1.40 [-2.45, -0.35] (4,000 boards);
 - heavier weights in this stage alone, ``few_proofs_weight=1.5`` and
-  ``proven_mine_weight=10``: +0.05 [-0.73, +0.83] and +0.00 [-0.89, +0.89] (2,000 each);
-- a second pass of the network on each position (``--config.model.recycles=1``) in both
-  stages, the 8x8 run into its own workdir and ``run.init_from`` pointing to it: +1.50
-  [+0.48, +2.52] (4,000 boards; 83.60% against 82.10%), each stage twice the time (this
-  stage 901 s); in this stage alone, from small.py's plain agent (``run.init_from`` gives
-  the loaded network a zero-weighted belief plane): -0.55 [-1.48, +0.38] on 2,000 boards,
-  the stage 864 s: the gain comes from the recycled 8x8 run. Not set here yet: shipping it
-  means an 8x8 run of its own in place of small.py (about 18 minutes, estimated), and
-  expert_cpu.py, which starts from this agent, taking the recycles too (RESULTS.md, "The
-  16x16 stage with `recycles=1`").
+  ``proven_mine_weight=10``: +0.05 [-0.73, +0.83] and +0.00 [-0.89, +0.89] (2,000 each).
+
+Every lever but the first was measured on the plain chain.
 
 The learning rate is a fine-tune's (measured with four 64-channel layers): from small.py's
 8x8 agent (73.3% of the 1,000 final boards on its own), 1,000 updates at 2e-4 reach 76.3%
@@ -54,7 +56,7 @@ from msjax.config import ExperimentConfig, apply_overrides, load_config
 
 def get_config() -> ExperimentConfig:
     return apply_overrides(
-        load_config("small"),  # its network, labels, DAgger share, PPO stage and evaluation sizes
+        load_config("small_recycled"),  # small.py's network (recycled), labels, DAgger share, evaluation sizes
         [
             "env.H=16",
             "env.W=16",
@@ -64,6 +66,6 @@ def get_config() -> ExperimentConfig:
             "run.chunk_updates=50",
             "run.final_eval_episodes=1000",
             "run.workdir=runs/intermediate_cpu",
-            "run.init_from=runs/small",
+            "run.init_from=runs/small_recycled",
         ],
     )

@@ -28,9 +28,10 @@ solver:
   over most, count again as their own mean (``few_proofs_weight=0.5``: such a state weighs
   about ten times an ordinary forced state). On 8x8 it changes nothing (paired on the same
   8,000 boards, seeds 7 and 8: 87.25% against 87.15%, +0.10 [-0.41, +0.61]); it is here
-  for the 16x16 and 16x30 stages that start from this agent (intermediate_cpu.py: +1.13
+  for the 16x16 and 16x30 stages that start from this recipe (intermediate_cpu.py: +1.13
   points [+0.41, +1.85] over 8,000 paired boards; RESULTS.md, "Weighting the states with
-  few proofs").
+  few proofs"). Those stages now start from small_recycled.py, this config with a second
+  pass of the network on each position.
 
 The policy only reveals (``flag_actions=False``).
 

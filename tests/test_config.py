@@ -167,6 +167,15 @@ def test_the_shipped_configs_play_the_boards_they_are_named_for():
     }
 
 
+@pytest.mark.parametrize(
+    "stage, start", [("intermediate_cpu", "small_recycled"), ("expert_cpu", "intermediate_cpu")]
+)
+def test_each_cpu_chain_stage_starts_from_the_run_of_the_config_before_it(stage, start):
+    stage_cfg, start_cfg = load_config(stage), load_config(start)
+    assert stage_cfg.run.init_from == start_cfg.run.workdir
+    assert stage_cfg.model == start_cfg.model  # the same weights load: the network is the same
+
+
 def test_a_config_file_must_define_get_config(tmp_path):
     path = tmp_path / "empty.py"
     path.write_text("X = 1\n")
