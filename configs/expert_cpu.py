@@ -22,7 +22,8 @@ updates, about 1.2 s each; the 1,000-game final evaluation about 15 minutes, the
 network playing at half the plain one's rate), the whole chain **2 h 4 min** (small_recycled.py
 1,096 s, intermediate_cpu.py 901 s; each alone). The target (>= 40% within 2.5 hours) is not reached.
 The same stage at 2,000 updates: 30.4% [27.6, 33.3] of the same boards (4,765 s, partly beside
-other work). The plain chain (small.py, intermediate_cpu.py and this stage with
+other work); paired on 1,000 other boards, 3,000 updates against 2,000: +1.80 [-0.98, +4.58]
+(35.40% against 33.60%), not separated: 3,000 are kept, the curve still rising at 2,500. The plain chain (small.py, intermediate_cpu.py and this stage with
 ``model.recycles=0``, each from the plain run before it): **23.2% [20.7, 25.9]** of the same
 boards (at 200 games every 500 updates 9.5, 13.0, 10.5, 17.0, 23.0%), the stage in 3,799 s
 (another run beside it), the chain 85 minutes. The second pass is worth +10.9 points on the
@@ -60,7 +61,7 @@ def get_config() -> ExperimentConfig:
             "env.W=30",
             "env.mine_count=99",
             "imitation.lr=1e-3",
-            "imitation.num_updates=3000",  # 34.1% where 2,000 gave 30.4% (docstring)
+            "imitation.num_updates=3000",  # 34.1%; 2,000 gave 30.4%, paired +1.80 [-0.98, +4.58] (docstring)
             "run.eval_every_updates=500",
             "run.eval_episodes=200",
             "run.workdir=runs/expert_cpu",
