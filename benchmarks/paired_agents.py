@@ -15,6 +15,9 @@ valued by ``value`` or ``safe``):
 
     python benchmarks/paired_agents.py runs/small --lookahead 4,16,safe --lookahead 4,16,value
 
+``--symmetric`` adds, after each agent, the agent with its outputs averaged over the board's
+symmetries (``Agent.symmetrised``: 8 on a square board, 4 on a rectangle).
+
 Output: a table, then one JSON line per agent; ``--save FILE.npz`` also keeps every row's
 per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, ``seed``), so that
 any two rows can be paired later (``benchmarks.paired_exact.paired_row``).
@@ -46,6 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=1000, help="games stepped together")
     parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
                         help="also each agent with this look-ahead on top (repeatable)")
+    parser.add_argument("--symmetric", action="store_true",
+                        help="also each agent averaged over the board's symmetries")
     parser.add_argument("--save", metavar="FILE.npz", help="every row's per-board outcomes")
     args = parser.parse_args(argv)
     if args.games < 2:
@@ -65,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     players = []
     for path, agent in zip(args.agents, agents):
         players.append((path, agent))
+        if args.symmetric:
+            players.append((f"{path} +symmetric", agent.symmetrised()))
         for spec in args.lookahead:
             try:
                 players.append((f"{path} +lookahead {','.join(map(str, spec))}", agent.for_board(env_cfg).with_lookahead(*spec)))
