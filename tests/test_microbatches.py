@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from msjax import env as ms_env
 from msjax import losses, models
-from msjax.stages import imitation, ppo
+from msjax.stages import batchplay, imitation, ppo
 
 ENV = ms_env.EnvConfig(H=3, W=3, mine_count=2, guarantee_safe_neighborhood=False)
 MODEL = models.ModelConfig(channels=(8,), value_hidden=8)
@@ -96,3 +96,29 @@ def test_a_ppo_gradient_step_with_micro_batches_gives_the_same_parameters():
         step = jax.jit(lambda p, b: ppo.update_minibatch((p, optimizer.init(p)), b, APPLY, optimizer, cfg)[0][0])
         params[microbatch_size] = step(PARAMS, batch)
     chex.assert_trees_all_close(params[4], params[0], rtol=1e-5, atol=1e-7)
+
+
+def test_a_forward_pass_in_micro_batches_gives_each_game_its_own_outputs():
+    recycled = models.ModelConfig(channels=(8,), value_hidden=8, recycles=1)
+    obs = jax.random.uniform(jax.random.key(4), (BATCH_SIZE, ms_env.num_channels(ENV), 3, 3))
+    for model_cfg in (MODEL, recycled):
+        apply = models.make_model(model_cfg).apply
+        params = models.init_params(jax.random.key(0), model_cfg, ENV)
+        forward = jax.jit(batchplay.forward_in_microbatches, static_argnums=(0, 3))
+        whole = apply(params, obs)
+        parts = forward(apply, params, obs, 4)
+        chex.assert_trees_all_equal_shapes(parts, whole)
+        chex.assert_trees_all_close(parts, whole, rtol=1e-5, atol=1e-6)
+
+
+def test_a_ppo_update_with_micro_batches_gives_the_same_parameters():
+    """The rollout's forward passes and the gradient steps all in micro-batches of 4 of 8 games."""
+    params = {}
+    for microbatch_size in (0, 4):
+        cfg = ppo.PPOConfig(num_envs=8, steps_per_env=4, mini_batches=2, microbatch_size=microbatch_size,
+                            frontier_mask_until_updates=0)
+        state = ppo.init_ppo_state(jax.random.key(5), ENV, MODEL, cfg, params=jax.tree.map(jnp.copy, PARAMS))
+        # (the chunk donates its input state)
+        state, _ = ppo.make_ppo_chunk(ENV, MODEL, cfg, 1)(state)
+        params[microbatch_size] = state.params
+    chex.assert_trees_all_close(params[4], params[0], rtol=1e-4, atol=1e-6)

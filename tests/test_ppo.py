@@ -197,6 +197,7 @@ def test_value_loss_takes_the_clipped_branch_when_it_is_worse():
         ({"ent_coef": -0.1}, "ent_coef"),
         ({"frontier_mask_until_updates": -1}, "frontier_mask_until_updates"),
         ({"num_envs": 4, "steps_per_env": 4, "mini_batches": 2, "microbatch_size": 3}, "microbatch_size=3"),
+        ({"num_envs": 12, "steps_per_env": 4, "mini_batches": 1, "microbatch_size": 8}, "divisor of num_envs=12"),
         ({"random_first_click_share": 2.0}, "random_first_click_share"),
     ],
 )

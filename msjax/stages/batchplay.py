@@ -5,7 +5,8 @@ game finished, pending cascades), so they run per device (``distributed.per_devi
 each device on its own games when a chunk is compiled for a mesh). A board mix's traced
 weights come per game (``per_game``) so that every argument of a per-device function is
 split over the games. ``gradient_step`` is one optimizer step on a loss accumulated
-over micro-batches, as both stages take it.
+over micro-batches, as both stages take it; ``forward_in_microbatches`` is the network's
+forward pass over all the games in play, in the same micro-batches.
 """
 
 from __future__ import annotations
@@ -133,3 +134,24 @@ def gradient_step(
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     return params, opt_state, {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}
+
+
+def forward_in_microbatches(apply_fn: Callable[[Any, jax.Array], Any], params: Any, obs: jax.Array,
+                            microbatch_size: int) -> Any:
+    """``apply_fn(params, obs)`` (obs ``[N, ...]``; outputs leaves ``[N, ...]``), the games
+    passing through the network ``microbatch_size`` at a time (``lax.map``): the same
+    outputs, up to float rounding, with the activations of one micro-batch alive at once.
+
+    ``microbatch_size``: 0 or ``N`` and more: one pass; otherwise a divisor of ``N``.
+    Micro-batch ``k`` takes the games ``k, k+K, ...`` (``losses.split_microbatches``), so
+    each spans every device's games.
+    """
+    num_games = obs.shape[0]
+    num_parts = losses.num_microbatches(num_games, microbatch_size)
+    if num_parts == 1:
+        return apply_fn(params, obs)
+    if num_games % num_parts:
+        raise ValueError(f"microbatch_size={microbatch_size} must divide the {num_games} games")
+    parts = distributed.constrain_to_games(losses.split_microbatches(obs, num_parts))
+    outputs = jax.lax.map(lambda part: apply_fn(params, part), parts)
+    return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((num_games,) + x.shape[2:]), outputs)

@@ -163,17 +163,19 @@ _playable_games = jax.vmap(ms_env.playable, in_axes=(0, None))
 def act_and_step(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, frontier_only: jax.Array, board_weights: jax.Array | None,
+    microbatch_size: int = 0,
 ) -> tuple[ms_env.EnvState, jax.Array, Transition]:
     """One rollout step of every game: sample an action from the masked policy, play it.
 
-    Returns ``(next env_states, next key, Transition)``. The env step runs per device
-    (``batchplay.step_games``).
+    Returns ``(next env_states, next key, Transition)``. The policy's forward pass takes
+    the games ``microbatch_size`` at a time (``batchplay.forward_in_microbatches``; 0: all
+    at once); the env step runs per device (``batchplay.step_games``).
     """
     num_games = env_states.done.shape[0]
     key, action_key = jax.random.split(key)
     obs = _observe_games(env_states, env_cfg)
     action_mask = _mask_games(env_states, env_cfg, frontier_only)
-    logits, value, _ = apply_fn(params, obs)
+    logits, value, _ = batchplay.forward_in_microbatches(apply_fn, params, obs, microbatch_size)
     pi = distrax.Categorical(logits=models.masked_logits(logits, action_mask))
     action = pi.sample(seed=action_key).astype(jnp.int32)
     log_prob = pi.log_prob(action)
@@ -220,7 +222,8 @@ def collect_trajectories(
         share = ppo_cfg.random_first_click_share  # opened before the policy sees them, so never its move
         env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg, board_weights)
         env_states, key, transition = act_and_step(
-            env_states, key, train_state.params, apply_fn, env_cfg, frontier_only, board_weights
+            env_states, key, train_state.params, apply_fn, env_cfg, frontier_only, board_weights,
+            ppo_cfg.microbatch_size,
         )
         return (env_states, key), transition
 
@@ -238,8 +241,10 @@ def calculate_advantages(
     env_states: ms_env.EnvState, trajectory: Transition,
 ) -> Batch:
     """The rollout as a ``Batch`` (leaves ``[T, N, ...]``) with its GAE advantages and
-    returns, bootstrapped from the value of ``env_states`` (the games after the rollout)."""
-    _, last_value, _ = apply_fn(params, _observe_games(env_states, env_cfg))
+    returns, bootstrapped from the value of ``env_states`` (the games after the rollout),
+    the games passing through the network ``ppo_cfg.microbatch_size`` at a time."""
+    last_obs = _observe_games(env_states, env_cfg)
+    _, last_value, _ = batchplay.forward_in_microbatches(apply_fn, params, last_obs, ppo_cfg.microbatch_size)
     advantages, targets = losses.gae(
         trajectory.reward, trajectory.value, trajectory.done, last_value,
         ppo_cfg.gamma, ppo_cfg.gae_lambda,

@@ -44,7 +44,9 @@ class PPOConfig:
         seed's sketch; standard in PPO implementations and makes the loss scale-free).
       microbatch_size: a divisor of the minibatch, whose gradient is then accumulated over
         micro-batches of this size (the same gradient in less memory; 0 or >= the
-        minibatch: off). Advantages are normalised over the whole minibatch.
+        minibatch: off). Advantages are normalised over the whole minibatch. Below
+        ``num_envs`` it also divides ``num_envs``, and the rollout's forward passes (the
+        policy's, the bootstrap value's) take the games this many at a time.
       trainable: the parameters the stage changes: ``"all"`` (the default) or ``"value"``
         (the value head alone, ``VALUE_HEAD``: the policy, the mine head and the trunk stay
         as they are, so the agent plays exactly as before while its value head learns the
@@ -109,6 +111,7 @@ def validate_config(cfg: PPOConfig) -> None:
         )
     batch_name = "num_envs*steps_per_env/mini_batches"
     losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, batch_name)
+    losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.num_envs, "num_envs")
     if cfg.trainable not in TRAINABLE:
         raise ValueError(f"PPOConfig.trainable={cfg.trainable!r} must be one of {TRAINABLE}")
     check_fields(cfg, (
