@@ -1,7 +1,8 @@
 """Expert (16x30, 99 mines, opening start) at GPU scale: ``intermediate.py`` on a 16x30
-board, with eight residual blocks, more updates and smaller micro-batches (every compiled
-chunk fits a 16 GB card: ``python -m msjax.memory configs/expert.py
---config.model.conv_impl=xla``; figures in benchmarks/RESULTS.md).
+board (its second pass, ``model.recycles=1``, included), with eight residual blocks, more
+updates and smaller micro-batches (every compiled chunk fits a 16 GB card: ``python -m
+msjax.memory configs/expert.py --config.model.conv_impl=xla``; figures in
+benchmarks/RESULTS.md).
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
@@ -15,9 +16,9 @@ def get_config() -> ExperimentConfig:
             "env.mine_count=99",
             "model.num_res_blocks=8",
             "imitation.num_updates=3000",
-            "imitation.microbatch_size=1024",
+            "imitation.microbatch_size=512",
             "ppo.total_updates=6000",
-            "ppo.microbatch_size=512",
+            "ppo.microbatch_size=256",
             "run.workdir=runs/expert",
         ],
     )
