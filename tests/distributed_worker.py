@@ -3,7 +3,8 @@ test process itself keeps its one device); prints one JSON object.
 
     XLA_FLAGS=--xla_force_host_platform_device_count=4 python tests/distributed_worker.py WORKDIR
 
-What it records, on the tiny config (4x4 boards, 16 boards, a one-layer network):
+What it records, on the tiny config (4x4 boards, 16 boards, a one-layer network; PPO in
+micro-batches of 8):
 PPO's first chunk (2 updates, built as the runner builds it) on 1 and on 4 devices from
 the same seed; the imitation stage's chunk likewise; each device count's fresh state
 saved and restored on the other count, then trained with the other count's compiled
@@ -25,7 +26,9 @@ from msjax.stages import ppo  # noqa: E402
 from tiny_runs import TINY  # noqa: E402
 
 DEVICE_COUNTS = (1, 4)
-CFG = config_lib.apply_overrides(TINY, ["ppo.total_updates=2", "run.chunk_updates=2"])
+# micro-batches of 8 of the 16 games: the rollout's forward passes and the gradient steps
+# take them strided across the devices
+CFG = config_lib.apply_overrides(TINY, ["ppo.total_updates=2", "run.chunk_updates=2", "ppo.microbatch_size=8"])
 IMITATION = config_lib.apply_overrides(
     CFG,
     [
@@ -103,7 +106,7 @@ def main(workdir: Path) -> dict:
         out["imitation"][n] = {"params": as_lists(state.params), "metrics": as_lists(metrics)}
 
     # Batches that do not split over 4 devices.
-    uneven = config_lib.apply_overrides(CFG, ["ppo.num_envs=18"])
+    uneven = config_lib.apply_overrides(CFG, ["ppo.microbatch_size=0", "ppo.num_envs=18"])
     uneven_il = config_lib.apply_overrides(IMITATION, ["imitation.num_envs=6"])
     out["errors"] = {
         "make_stages_ppo": error_of(lambda: train.make_stages(uneven, meshes[4])),
