@@ -409,6 +409,12 @@ def split_microbatches(batch: Any, num_microbatches: int) -> Any:
     return jax.tree.map(split, batch)
 
 
+def join_microbatches(microbatches: Any) -> Any:
+    """The inverse of ``split_microbatches``: leaves ``[K, B/K, ...]`` back to ``[B, ...]``,
+    each sample in its place in the batch."""
+    return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((-1,) + x.shape[2:]), microbatches)
+
+
 def microbatched_value_and_grad(
     loss_fn: Callable[[Any, Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
     totals_fn: Callable[[Any], Any],

@@ -6,6 +6,7 @@ import functools
 import chex
 import jax
 import jax.numpy as jnp
+import pytest
 
 from msjax import env as ms_env
 from msjax import losses, models
@@ -122,3 +123,9 @@ def test_a_ppo_update_with_micro_batches_gives_the_same_parameters():
         state, _ = ppo.make_ppo_chunk(ENV, MODEL, cfg, 1)(state)
         params[microbatch_size] = state.params
     chex.assert_trees_all_close(params[4], params[0], rtol=1e-4, atol=1e-6)
+
+
+def test_a_forward_micro_batch_that_does_not_divide_the_games_is_refused():
+    obs = jnp.zeros((12, ms_env.num_channels(ENV), 3, 3))
+    with pytest.raises(ValueError, match="microbatch_size=5 must be 0 .off., a divisor of the number of games=12"):
+        batchplay.forward_in_microbatches(APPLY, PARAMS, obs, 5)  # 12 // 5 = 2 parts would divide 12

@@ -142,16 +142,14 @@ def forward_in_microbatches(apply_fn: Callable[[Any, jax.Array], Any], params: A
     passing through the network ``microbatch_size`` at a time (``lax.map``): the same
     outputs, up to float rounding, with the activations of one micro-batch alive at once.
 
-    ``microbatch_size``: 0 or ``N`` and more: one pass; otherwise a divisor of ``N``.
-    Micro-batch ``k`` takes the games ``k, k+K, ...`` (``losses.split_microbatches``), so
-    each spans every device's games.
+    ``microbatch_size``: 0 or ``N`` and more: one pass; otherwise a divisor of ``N``
+    (``ValueError`` if not). Micro-batch ``k`` takes the games ``k, k+K, ...``
+    (``losses.split_microbatches``), so each spans every device's games.
     """
     num_games = obs.shape[0]
+    losses.check_microbatch_size("microbatch_size", microbatch_size, num_games, "the number of games")
     num_parts = losses.num_microbatches(num_games, microbatch_size)
     if num_parts == 1:
         return apply_fn(params, obs)
-    if num_games % num_parts:
-        raise ValueError(f"microbatch_size={microbatch_size} must divide the {num_games} games")
     parts = distributed.constrain_to_games(losses.split_microbatches(obs, num_parts))
-    outputs = jax.lax.map(lambda part: apply_fn(params, part), parts)
-    return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((num_games,) + x.shape[2:]), outputs)
+    return losses.join_microbatches(jax.lax.map(lambda part: apply_fn(params, part), parts))

@@ -163,7 +163,7 @@ _playable_games = jax.vmap(ms_env.playable, in_axes=(0, None))
 def act_and_step(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, frontier_only: jax.Array, board_weights: jax.Array | None,
-    microbatch_size: int = 0,
+    microbatch_size: int,
 ) -> tuple[ms_env.EnvState, jax.Array, Transition]:
     """One rollout step of every game: sample an action from the masked policy, play it.
 
