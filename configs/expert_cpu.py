@@ -23,7 +23,11 @@ network playing at half the plain one's rate), the whole chain **2 h 4 min** (sm
 1,096 s, intermediate_cpu.py 901 s; each alone). The target (>= 40% within 2.5 hours) is not reached.
 The same stage at 2,000 updates: 30.4% [27.6, 33.3] of the same boards (4,765 s, partly beside
 other work); paired on 1,000 other boards, 3,000 updates against 2,000: +1.80 [-0.98, +4.58]
-(35.40% against 33.60%), not separated: 3,000 are kept, the curve still rising at 2,500. The plain chain (small.py, intermediate_cpu.py and this stage with
+(35.40% against 33.60%), not separated: 3,000 are kept, the curve still rising at 2,500.
+4,000 updates, evaluated every 1,000 (``--config.imitation.num_updates=4000
+--config.run.eval_every_updates=1000``): 35.2% [32.3, 38.2] of the same boards, the stage in
+6,367 s, the chain 2 h 19 min; paired with 3,000 on 2,000 other boards +1.35 [-0.48, +3.18]
+(36.60% against 35.25%), not separated: 3,000 are kept, 15 minutes cheaper. The plain chain (small.py, intermediate_cpu.py and this stage with
 ``model.recycles=0``, each from the plain run before it): **23.2% [20.7, 25.9]** of the same
 boards (at 200 games every 500 updates 9.5, 13.0, 10.5, 17.0, 23.0%), the stage in 3,799 s
 (another run beside it), the chain 85 minutes. The second pass is worth +10.9 points on the
@@ -61,7 +65,7 @@ def get_config() -> ExperimentConfig:
             "env.W=30",
             "env.mine_count=99",
             "imitation.lr=1e-3",
-            "imitation.num_updates=3000",  # 34.1%; 2,000 gave 30.4%, paired +1.80 [-0.98, +4.58] (docstring)
+            "imitation.num_updates=3000",  # 34.1%; 2,000 gave 30.4%, 4,000 35.2%; neither separated (docstring)
             "run.eval_every_updates=500",
             "run.eval_episodes=200",
             "run.workdir=runs/expert_cpu",
