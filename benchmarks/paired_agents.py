@@ -19,8 +19,13 @@ valued by ``value`` or ``safe``):
 symmetries (``Agent.symmetrised``: 8 on a square board, 4 on a rectangle).
 
 Output: a table, then one JSON line per agent; ``--save FILE.npz`` also keeps every row's
-per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, ``seed``), so that
-any two rows can be paired later (``benchmarks.paired_exact.paired_row``).
+per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, ``seed``, ``board``),
+so that any two rows can be paired later. ``--against FILE.npz:ROW`` makes such a saved row
+(its name, or its index) the baseline instead of the first agent, without playing it again
+(the file's seed, and its board where it records one, must be this run's; its first
+``--games`` boards are used):
+
+    python benchmarks/paired_agents.py runs/new --games 1000 --seed 7 --against runs/pair_s7.npz:runs/old
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--symmetric", action="store_true",
                         help="also each agent averaged over the board's symmetries")
     parser.add_argument("--save", metavar="FILE.npz", help="every row's per-board outcomes")
+    parser.add_argument("--against", metavar="FILE.npz:ROW", help="a row saved by --save as the baseline (name or index)")
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error(f"--games={args.games} must be >= 2")
@@ -67,6 +73,13 @@ def main(argv: list[str] | None = None) -> None:
     except checkpoint.CheckpointError as error:
         parser.error(str(error))
     env_cfg = board_config(args.board, False, agents[0].env_cfg)
+    board = board_name(env_cfg)
+    saved = []
+    if args.against:
+        try:
+            saved = [saved_outcomes(args.against, args.seed, args.games, board)]
+        except (OSError, KeyError, ValueError) as error:
+            parser.error(f"--against={args.against}: {error}")
     players = []
     for path, agent in zip(args.agents, agents):
         players.append((path, agent))
@@ -78,23 +91,62 @@ def main(argv: list[str] | None = None) -> None:
             except ValueError as error:  # more candidates than cells
                 parser.error(f"--lookahead: {error}")
     device = device_name()
-    rows, outcomes = [], []
-    for path, agent in players:
+    rows, names, outcomes = [], [], []
+    for path, agent in saved + players:
         began = time.perf_counter()
-        won = np.asarray(play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"])
+        if isinstance(agent, np.ndarray):  # a saved row
+            won = agent
+        else:
+            won = np.asarray(play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"])
         seconds = time.perf_counter() - began
+        names.append(path)
         outcomes.append(won)
-        first = outcomes[0]
         if args.save:
-            np.savez(args.save, wins=np.stack(outcomes), rows=np.array([name for name, _ in players[:len(outcomes)]]),
-                     seed=args.seed)
-        rows.append({"bench": "paired_agents", "agent": path, "board": f"{env_cfg.H}x{env_cfg.W}x{env_cfg.mine_count}",
-                     "seed": args.seed, "games": args.games, **vs_first(first, won), "seconds": seconds, "device": device})
+            np.savez(args.save, wins=np.stack(outcomes), rows=np.array(names), seed=args.seed, board=board)
+        rows.append({"bench": "paired_agents", "agent": path, "board": board, "seed": args.seed, "games": args.games,
+                     **vs_first(outcomes[0], won), "seconds": seconds, "device": device})
         print(json.dumps(rows[-1]), flush=True)
     print(f"{'agent':40} {'games':>7} {'win %':>7} {'95% CI':>16} {'vs first (paired)':>22} {'s':>6}")
     for row in rows:
         win, ci, paired = percent_cells(row)
         print(f"{row['agent'][-40:]:40} {row['games']:>7} {win:>7} {ci:>16} {paired:>22} {row['seconds']:>6.0f}")
+
+
+def board_name(env_cfg) -> str:
+    """``"HxWxM"`` of the game played."""
+    return f"{env_cfg.H}x{env_cfg.W}x{env_cfg.mine_count}"
+
+
+def saved_outcomes(spec: str, seed: int, games: int, board: str) -> tuple[str, np.ndarray]:
+    """``(name, wins bool[games])``: the row ``ROW`` (its name, or its index) of the file
+    ``FILE.npz`` in ``spec = "FILE.npz:ROW"``, as ``--save`` wrote it, cut to its first
+    ``games`` boards (game ``i`` is the same board for any count of games).
+
+    Raises:
+      ValueError: no ``:ROW``, an unknown row, a seed or board other than ``seed`` and
+        ``board``, or fewer than ``games`` boards in the file.
+      OSError, KeyError: a missing file, or one that ``--save`` did not write.
+    """
+    path, sep, row = spec.rpartition(":")
+    if not sep or not path or not row:
+        raise ValueError("must be FILE.npz:ROW (a row's name or index)")
+    with np.load(path) as saved:
+        names = [str(name) for name in saved["rows"]]
+        wins, saved_seed = saved["wins"], int(saved["seed"])
+        saved_board = str(saved["board"]) if "board" in saved.files else None
+    if row in names:
+        index = names.index(row)
+    elif row.isdigit() and int(row) < len(names):
+        index = int(row)
+    else:
+        raise ValueError(f"no row {row!r}; the file holds {names}")
+    if saved_seed != seed:
+        raise ValueError(f"the file's boards are those of seed {saved_seed}, this run's of --seed {seed}")
+    if saved_board is not None and saved_board != board:
+        raise ValueError(f"the file's board is {saved_board}, this run's {board}")
+    if wins.shape[1] < games:
+        raise ValueError(f"the file holds {wins.shape[1]} games per row, fewer than --games {games}")
+    return f"{names[index]} (saved)", wins[index, :games].astype(bool)
 
 
 if __name__ == "__main__":
