@@ -35,6 +35,13 @@ same 1,000 boards (unpaired; the intervals do not overlap), but only when every 
 it: after a 16x16 stage recycled from small.py's plain agent, the recycled stage at 2,000
 updates gave 25.4% [22.8, 28.2] (RESULTS.md, "Recycles from a plain agent, and on 16x30").
 
+A 12x12x29 stage (the expert density on 144 cells, 0.38 s per update) before this one, screened at
+about equal time from runs/int_rc: 1,200 updates there and 1,000 here gave 32.85% of 2,000 paired
+boards against 30.50% for 1,500 updates here alone, +2.35 [+0.41, +4.29] (separated); the full
+recipe with it (this stage's 3,000 updates from that 12x12 agent) is not yet measured. Playing the
+shipped agent with a third pass (``model.recycles=2``) at play time only: -3.00 [-6.01, +0.01] on
+1,000 paired boards. RESULTS.md, "Two new levers on 16x30".
+
 Earlier, all on the plain chain: the same chain without the few-proofs weight
 (2026-11-28, nothing else running): 21.8% [19.4, 24.5] of the same final boards, the stage in
 3,707 s, the chain 84 minutes; with the weight in this stage only, from that chain's 16x16
