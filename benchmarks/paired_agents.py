@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--batch={args.batch} must be >= 1")
 
     from msjax import checkpoint
+    from msjax import env as ms_env
     from msjax.cli.boards import board_config
     from msjax.evaluate import play_games
 
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     except checkpoint.CheckpointError as error:
         parser.error(str(error))
     env_cfg = board_config(args.board, False, agents[0].env_cfg)
-    board = board_name(env_cfg)
+    board = ms_env.board_name((env_cfg.H, env_cfg.W, env_cfg.mine_count, env_cfg.mine_count))  # "HxWxM"
     saved = []
     if args.against:
         try:
@@ -110,11 +111,6 @@ def main(argv: list[str] | None = None) -> None:
     for row in rows:
         win, ci, paired = percent_cells(row)
         print(f"{row['agent'][-40:]:40} {row['games']:>7} {win:>7} {ci:>16} {paired:>22} {row['seconds']:>6.0f}")
-
-
-def board_name(env_cfg) -> str:
-    """``"HxWxM"`` of the game played."""
-    return f"{env_cfg.H}x{env_cfg.W}x{env_cfg.mine_count}"
 
 
 def saved_outcomes(spec: str, seed: int, games: int, board: str) -> tuple[str, np.ndarray]:
