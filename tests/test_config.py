@@ -168,7 +168,12 @@ def test_the_shipped_configs_play_the_boards_they_are_named_for():
 
 
 @pytest.mark.parametrize(
-    "stage, start", [("intermediate_cpu", "small_recycled"), ("expert_cpu", "intermediate_cpu")]
+    "stage, start",
+    [
+        ("intermediate_cpu", "small_recycled"),
+        ("dense12_cpu", "intermediate_cpu"),
+        ("expert_cpu", "intermediate_cpu"),
+    ],
 )
 def test_each_cpu_chain_stage_starts_from_the_run_of_the_config_before_it(stage, start):
     stage_cfg, start_cfg = load_config(stage), load_config(start)
