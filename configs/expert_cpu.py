@@ -39,10 +39,12 @@ A 12x12x29 stage (the expert density on 144 cells, 0.38 s per update) before thi
 about equal time from runs/int_rc: 1,200 updates there and 1,000 here gave 32.85% of 2,000 paired
 boards against 30.50% for 1,500 updates here alone, +2.35 [+0.41, +4.29] (separated); but this
 stage's full 3,000 updates from that 12x12 agent gave 32.6% [29.8, 35.6] of the same 1,000 final
-boards, and -0.70 [-3.19, +1.79] paired with the shipped agent on 1,000 others: a short cut, not a higher end, so this stage starts from the 16x16 agent. That
-12x12 stage is configs/dense12_cpu.py, kept for 16x16, where its agent plays best. Playing the
-shipped agent with a third pass (``model.recycles=2``) at play time only: -3.00 [-6.01, +0.01] on
-1,000 paired boards. RESULTS.md, "Two new levers on 16x30".
+boards, and -0.70 [-3.19, +1.79] paired with the shipped agent on 1,000 others: a short cut, not
+a higher end, so this stage starts from the 16x16 agent. That 12x12 stage is
+configs/dense12_cpu.py, kept for 16x16, where its agent plays best. Playing the shipped agent
+with a third pass (``model.recycles=2``) at play time only: -3.00 [-6.01, +0.01] on 1,000
+paired boards. RESULTS.md, "Two new levers on 16x30" and "The dense stage in the full chain,
+and on 16x16".
 
 Earlier, all on the plain chain: the same chain without the few-proofs weight
 (2026-11-28, nothing else running): 21.8% [19.4, 24.5] of the same final boards, the stage in
