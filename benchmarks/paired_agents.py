@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     except checkpoint.CheckpointError as error:
         parser.error(str(error))
     env_cfg = board_config(args.board, False, agents[0].env_cfg)
-    board = ms_env.board_name((env_cfg.H, env_cfg.W, env_cfg.mine_count, env_cfg.mine_count))  # "HxWxM"
+    board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))  # "HxWxM"
     saved = []
     if args.against:
         try:

@@ -28,8 +28,9 @@ On 16x30 it pays only as a short cut: with 1,000 16x30 updates after it, 32.85% 
 paired 16x30 boards against 30.50% for 1,500 16x30 updates alone (+2.35 [+0.41, +4.29], about
 equal time), but with expert_cpu.py's full 3,000 updates after it 32.6% [29.8, 35.6] of
 expert_cpu.py's 1,000 final boards against 34.1% from intermediate_cpu.py's agent (paired
-on 1,000 others, -0.70 [-3.19, +1.79]): so expert_cpu.py starts from intermediate_cpu.py (benchmarks/RESULTS.md, "Two new levers on 16x30"
-and "The dense stage in the full chain, and on 16x16").
+on 1,000 others, -0.70 [-3.19, +1.79]): so expert_cpu.py starts from intermediate_cpu.py
+(benchmarks/RESULTS.md, "Two new levers on 16x30" and "The dense stage in the full chain, and
+on 16x16").
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
@@ -37,16 +38,14 @@ from msjax.config import ExperimentConfig, apply_overrides, load_config
 
 def get_config() -> ExperimentConfig:
     return apply_overrides(
-        load_config("intermediate_cpu"),  # small.py's recipe, recycled
+        load_config("expert_cpu"),  # its recipe (lr 1e-3) and its start, runs/intermediate_cpu
         [
             "env.H=12",
             "env.W=12",
             "env.mine_count=29",
-            "imitation.lr=1e-3",  # expert_cpu.py's
             "imitation.num_updates=1200",  # 2,400: no better on 16x16 (docstring)
             "run.eval_every_updates=0",
             "run.final_eval_episodes=500",
             "run.workdir=runs/dense12_cpu",
-            "run.init_from=runs/intermediate_cpu",
         ],
     )
