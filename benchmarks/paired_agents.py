@@ -3,7 +3,7 @@
 Every agent (a run directory, its latest checkpoint, or one checkpoint folder) plays the
 same ``--games`` boards greedily with its own first click (``msjax.evaluate.play_games``:
 game ``i`` is the same board for every player), on the first agent's board unless
-``--board`` names another. The paired difference is the mean per-board difference in wins
+``--board`` (or ``--against``, below) names another. The paired difference is the mean per-board difference in wins
 with its 95% interval, which separates agents whose own intervals overlap (two agents
 that win and lose mostly the same boards).
 
@@ -23,7 +23,8 @@ per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, ``seed``, 
 so that any two rows can be paired later. ``--against FILE.npz:ROW`` makes such a saved row
 (its name, or its index) the baseline instead of the first agent, without playing it again
 (the file's seed, and its board where it records one, must be this run's; its first
-``--games`` boards are used):
+``--games`` boards are used; without ``--board`` the run plays the file's board, and a file
+that records none, written before boards were saved, needs ``--board``):
 
     python benchmarks/paired_agents.py runs/new --games 1000 --seed 7 --against runs/pair_s7.npz:runs/old
 """
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("agents", nargs="+", help="runs or checkpoints; the first is the baseline")
     parser.add_argument("--games", type=int, default=10_000, help="boards, each played by every agent (>= 2)")
     parser.add_argument("--seed", type=int, default=0, help="picks the boards")
-    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the first agent's)")
+    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: --against's, else the first agent's)")
     parser.add_argument("--batch", type=int, default=1000, help="games stepped together")
     parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
                         help="also each agent with this look-ahead on top (repeatable)")
@@ -73,7 +74,13 @@ def main(argv: list[str] | None = None) -> None:
         agents = [checkpoint.load_agent(path) for path in args.agents]
     except checkpoint.CheckpointError as error:
         parser.error(str(error))
-    env_cfg = board_config(args.board, False, agents[0].env_cfg)
+    board_arg = args.board
+    if args.against and board_arg is None:
+        try:
+            board_arg = saved_board(args.against)
+        except (OSError, KeyError, ValueError) as error:
+            parser.error(f"--against={args.against}: {error}")
+    env_cfg = board_config(board_arg, False, agents[0].env_cfg)
     board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))  # "HxWxM"
     saved = []
     if args.against:
@@ -111,6 +118,19 @@ def main(argv: list[str] | None = None) -> None:
     for row in rows:
         win, ci, paired = percent_cells(row)
         print(f"{row['agent'][-40:]:40} {row['games']:>7} {win:>7} {ci:>16} {paired:>22} {row['seconds']:>6.0f}")
+
+
+def saved_board(spec: str) -> str:
+    """The board (``"HxWxM"``) of the file in ``spec = "FILE.npz:ROW"``, as ``--save`` recorded it.
+
+    Raises:
+      ValueError: a file that records no board (one written before boards were saved).
+      OSError, KeyError: a missing file, or one that ``--save`` did not write.
+    """
+    with np.load(spec.rpartition(":")[0] or spec) as saved:
+        if "board" not in saved.files:
+            raise ValueError("the file records no board (an older file): name it with --board")
+        return str(saved["board"])
 
 
 def saved_outcomes(spec: str, seed: int, games: int, board: str) -> tuple[str, np.ndarray]:

@@ -65,3 +65,18 @@ def test_an_agent_paired_with_its_own_saved_row_differs_by_nothing(tmp_path, cap
         assert str(kept["board"]) == "4x4x2" and kept["wins"].shape == (2, 6)
     with pytest.raises(SystemExit):
         paired_agents.main([run, "--games", "6", "--seed", "4", "--against", f"{saved}:{run}"])
+
+
+def test_against_a_saved_row_plays_the_file_s_board_and_an_older_file_needs_board(tmp_path, capsys):
+    run = str(saved_run(tmp_path / "run"))  # a 4x4x2 agent
+    saved = str(tmp_path / "five.npz")
+    paired_agents.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--board", "5x5x3", "--save", saved])
+    capsys.readouterr()
+    paired_agents.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--against", f"{saved}:0"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [row["board"] for row in rows] == ["5x5x3", "5x5x3"] and rows[1]["vs_first"] == 0.0
+    old = tmp_path / "old.npz"
+    np.savez(old, wins=WINS, rows=np.array(["runs/a", "runs/b"]), seed=3)
+    with pytest.raises(SystemExit):
+        paired_agents.main([run, "--games", "4", "--seed", "3", "--against", f"{old}:0"])
+    assert "name it with --board" in capsys.readouterr().err
