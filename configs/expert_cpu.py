@@ -40,8 +40,8 @@ about equal time from runs/int_rc: 1,200 updates there and 1,000 here gave 32.85
 boards against 30.50% for 1,500 updates here alone, +2.35 [+0.41, +4.29] (separated); but this
 stage's full 3,000 updates from that 12x12 agent gave 32.6% [29.8, 35.6] of the same 1,000 final
 boards, and -0.70 [-3.19, +1.79] paired with the shipped agent on 1,000 others: a short cut, not
-a higher end, so this stage starts from the 16x16 agent. That 12x12 stage is
-configs/dense12_cpu.py, kept for 16x16, where its agent plays best. Playing the shipped agent
+a higher end, so this stage starts from the 16x16 agent. Crowded stages pay on 16x16 instead:
+configs/dense_cpu.py (10x10x20) ends the 16x16 chain. Playing the shipped agent
 with a third pass (``model.recycles=2``) at play time only: -3.00 [-6.01, +0.01] on 1,000
 paired boards. RESULTS.md, "Two new levers on 16x30" and "The dense stage in the full chain,
 and on 16x16".

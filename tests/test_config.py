@@ -171,7 +171,7 @@ def test_the_shipped_configs_play_the_boards_they_are_named_for():
     "stage, start",
     [
         ("intermediate_cpu", "small_recycled"),
-        ("dense12_cpu", "intermediate_cpu"),
+        ("dense_cpu", "intermediate_cpu"),
         ("expert_cpu", "intermediate_cpu"),
     ],
 )

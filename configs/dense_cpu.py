@@ -1,0 +1,58 @@
+"""10x10 with 20 mines (the expert density on 100 cells) on a 2-core CPU: the stage after 16x16.
+
+Run configs/small_recycled.py and configs/intermediate_cpu.py first: this run starts from
+the 16x16 agent (``run.init_from``; the network is fully convolutional, so the same weights
+play any board size). It is expert_cpu.py's recipe (intermediate_cpu.py's labels and second
+pass, small.py's learning rate halved, 1e-3) on a 10x10 board with 20 mines, 1,200 updates::
+
+    python -m msjax.train --config configs/small_recycled.py     # -> runs/small_recycled
+    python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
+    python -m msjax.train --config configs/dense_cpu.py          # -> runs/dense_cpu
+
+Why: 16x16x40 and 8x8x10 have a mine density of 0.156, the expert board 0.2; the 16x16
+games are lost on misreadings of crowded regions, and a small crowded board is a cheap
+teacher of them (0.27 s an update on this CPU; a 16x16 update takes 0.65 s). Measured
+(2026-11-29, this CPU, alone; the run from the recycled 16x16 agent ``runs/int_rc``, which
+is intermediate_cpu.py's chain): 1,200 updates in 324 s, the run **349 s** with its final
+evaluation, 64.4% [60.1, 68.5] of 500 10x10x20 games; the chain **39 minutes**
+(small_recycled.py 1,096 s, intermediate_cpu.py 901 s).
+
+**Its agent is the chain's best 16x16 player**: on 16x16x40 (``python
+benchmarks/paired_agents.py runs/dense_cpu --board intermediate --games 2000 --seed S``) it
+wins 85.70% (S = 7), 84.30% (S = 8) and 84.10% (S = 9, boards first played after this board
+was chosen on 7 and 8): **84.70% [83.77, 85.59] of 6,000**, against 83.45% for
+intermediate_cpu.py's own agent on the same boards, **+1.25 [+0.56, +1.94]** paired. The
+issue's 16x16 target (85% of 2,000 games within an hour) is **not reached**: seeds 7 and 8
+together give 85.00%, the fresh seed 84.10%.
+
+The board: the same stage from the same start on four boards at about the expert density,
+each paired on 16x16x40 (benchmarks/RESULTS.md, "The crowded stage's board"). 16x16x52 is
+worse than 12x12x29 (83.50% against 85.35% on seed 7, -1.85 [-3.04, -0.66]); 12x12x29 (the
+stage until now, 502 s) wins 84.08% of the same 6,000, -0.62 [-1.30, +0.06] against
+10x10x20; 8x8x13 (220 s) 84.55% of seeds 7 and 9's 4,000 against 84.90%, -0.35 [-1.19,
++0.49]. 2,400 updates on 12x12x29 were no better on 16x16 than 1,200 (-0.03 [-0.85, +0.80]
+of 4,000).
+
+On 16x30 a crowded stage pays only as a short cut: 12x12x29 before expert_cpu.py's full
+3,000 updates gave 32.6% [29.8, 35.6] of expert_cpu.py's 1,000 final boards against 34.1%
+from intermediate_cpu.py's agent (paired on 1,000 others, -0.70 [-3.19, +1.79]), so
+expert_cpu.py starts from intermediate_cpu.py (RESULTS.md, "Two new levers on 16x30",
+"The dense stage in the full chain, and on 16x16").
+"""
+
+from msjax.config import ExperimentConfig, apply_overrides, load_config
+
+
+def get_config() -> ExperimentConfig:
+    return apply_overrides(
+        load_config("expert_cpu"),  # its recipe (lr 1e-3) and its start, runs/intermediate_cpu
+        [
+            "env.H=10",
+            "env.W=10",
+            "env.mine_count=20",
+            "imitation.num_updates=1200",
+            "run.eval_every_updates=0",
+            "run.final_eval_episodes=500",
+            "run.workdir=runs/dense_cpu",
+        ],
+    )
