@@ -40,7 +40,7 @@ benchmarks/RESULTS.md, "A deeper network: six layers" and the sections after it)
   ``proven_mine_weight=10``: +0.05 [-0.73, +0.83] and +0.00 [-0.89, +0.89] (2,000 each);
 - a crowded stage after this one (configs/dense_cpu.py, 1,200 updates on 10x10x20, 349 s):
   +1.25 [+0.56, +1.94] (6,000 boards; 84.70% against 83.45%); on 12x12x29 +0.63 [-0.06,
-  +1.33], on 16x16x52 -0.60 [-1.97, +0.77] (2,000).
+  +1.33] (the same 6,000), on 16x16x52 -0.60 [-1.97, +0.77] (2,000).
 
 Every lever but the first and the last was measured on the plain chain.
 
