@@ -3,9 +3,9 @@
 Every agent (a run directory, its latest checkpoint, or one checkpoint folder) plays the
 same ``--games`` boards greedily with its own first click (``msjax.evaluate.play_games``:
 game ``i`` is the same board for every player), on the first agent's board unless
-``--board`` (or ``--against``, below) names another. The paired difference is the mean per-board difference in wins
-with its 95% interval, which separates agents whose own intervals overlap (two agents
-that win and lose mostly the same boards).
+``--board`` (or ``--against``, below) names another. The paired difference is the mean
+per-board difference in wins with its 95% interval, which separates agents whose own
+intervals overlap (two agents that win and lose mostly the same boards).
 
     python benchmarks/paired_agents.py runs/small runs/small_ppo --games 10000 --seed 7
 
