@@ -23,7 +23,11 @@ wins 85.70% (S = 7), 84.30% (S = 8) and 84.10% (S = 9, boards first played after
 was chosen on 7 and 8): **84.70% [83.77, 85.59] of 6,000**, against 83.45% for
 intermediate_cpu.py's own agent on the same boards, **+1.25 [+0.56, +1.94]** paired. The
 issue's 16x16 target (85% of 2,000 games within an hour) is **not reached**: seeds 7 and 8
-together give 85.00%, the fresh seed 84.10%.
+together give 85.00%, the fresh seed 84.10%. Those figures are the run with training seed 0
+(``run.seed``); the same config with seed 1 wins 83.90% of the same 6,000 (-0.80 [-1.46,
+-0.14] against seed 0, +0.45 [-0.27, +1.17] over the start), so expect about 84.3% and
++0.85 from the stage, not the better draw (2026-11-30; RESULTS.md, "Five more tries at the
+crowded stage": exact targets, twice the batch and averages of agents moved nothing).
 
 The board: the same stage from the same start on four boards at about the expert density,
 each paired on 16x16x40 (benchmarks/RESULTS.md, "The crowded stage's board"). 16x16x52 is

@@ -39,8 +39,9 @@ benchmarks/RESULTS.md, "A deeper network: six layers" and the sections after it)
 - heavier weights in this stage alone, ``few_proofs_weight=1.5`` and
   ``proven_mine_weight=10``: +0.05 [-0.73, +0.83] and +0.00 [-0.89, +0.89] (2,000 each);
 - a crowded stage after this one (configs/dense_cpu.py, 1,200 updates on 10x10x20, 349 s):
-  +1.25 [+0.56, +1.94] (6,000 boards; 84.70% against 83.45%); on 12x12x29 +0.63 [-0.06,
-  +1.33] (the same 6,000), on 16x16x52 -0.60 [-1.97, +0.77] (2,000).
+  +1.25 [+0.56, +1.94] (6,000 boards; 84.70% against 83.45%; with training seed 1, +0.45
+  [-0.27, +1.17]); on 12x12x29 +0.63 [-0.06, +1.33] (the same 6,000), on 16x16x52 -0.60
+  [-1.97, +0.77] (2,000).
 
 Every lever but the first and the last was measured on the plain chain.
 
