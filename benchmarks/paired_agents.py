@@ -120,14 +120,23 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{row['agent'][-40:]:40} {row['games']:>7} {win:>7} {ci:>16} {paired:>22} {row['seconds']:>6.0f}")
 
 
+def _split_spec(spec: str) -> tuple[str, str]:
+    """``(FILE.npz, ROW)`` of ``spec = "FILE.npz:ROW"``; ValueError without both."""
+    path, sep, row = spec.rpartition(":")
+    if not sep or not path or not row:
+        raise ValueError("must be FILE.npz:ROW (a row's name or index)")
+    return path, row
+
+
 def saved_board(spec: str) -> str:
     """The board (``"HxWxM"``) of the file in ``spec = "FILE.npz:ROW"``, as ``--save`` recorded it.
 
     Raises:
-      ValueError: a file that records no board (one written before boards were saved).
+      ValueError: no ``:ROW``, or a file that records no board (one written before boards
+        were saved).
       OSError, KeyError: a missing file, or one that ``--save`` did not write.
     """
-    with np.load(spec.rpartition(":")[0] or spec) as saved:
+    with np.load(_split_spec(spec)[0]) as saved:
         if "board" not in saved.files:
             raise ValueError("the file records no board (an older file): name it with --board")
         return str(saved["board"])
@@ -143,13 +152,11 @@ def saved_outcomes(spec: str, seed: int, games: int, board: str) -> tuple[str, n
         ``board``, or fewer than ``games`` boards in the file.
       OSError, KeyError: a missing file, or one that ``--save`` did not write.
     """
-    path, sep, row = spec.rpartition(":")
-    if not sep or not path or not row:
-        raise ValueError("must be FILE.npz:ROW (a row's name or index)")
+    path, row = _split_spec(spec)
     with np.load(path) as saved:
         names = [str(name) for name in saved["rows"]]
         wins, saved_seed = saved["wins"], int(saved["seed"])
-        saved_board = str(saved["board"]) if "board" in saved.files else None
+        file_board = str(saved["board"]) if "board" in saved.files else None
     if row in names:
         index = names.index(row)
     elif row.isdigit() and int(row) < len(names):
@@ -158,8 +165,8 @@ def saved_outcomes(spec: str, seed: int, games: int, board: str) -> tuple[str, n
         raise ValueError(f"no row {row!r}; the file holds {names}")
     if saved_seed != seed:
         raise ValueError(f"the file's boards are those of seed {saved_seed}, this run's of --seed {seed}")
-    if saved_board is not None and saved_board != board:
-        raise ValueError(f"the file's board is {saved_board}, this run's {board}")
+    if file_board is not None and file_board != board:
+        raise ValueError(f"the file's board is {file_board}, this run's {board}")
     if wins.shape[1] < games:
         raise ValueError(f"the file holds {wins.shape[1]} games per row, fewer than --games {games}")
     return f"{names[index]} (saved)", wins[index, :games].astype(bool)
