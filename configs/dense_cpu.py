@@ -37,12 +37,11 @@ stage until now, 502 s) wins 84.08% of the same 6,000, -0.62 [-1.30, +0.06] agai
 +0.49]. 2,400 updates on 12x12x29 were no better on 16x16 than 1,200 (-0.03 [-0.85, +0.80]
 of 4,000).
 From small_recycled.py's agent directly, with no 16x16 stage before it
-(``--config.run.init_from=runs/small_recycled``), the stage plays 16x16x40 as well as the
-whole chain: 84.33% of seeds 7 and 8's 4,000 boards, the chain trained again beside it
-84.33%, +0.00 [-0.74, +0.74] paired (2026-11-30, one training run each; RESULTS.md, "The
-crowded stage straight after the 8x8 run"). So intermediate_cpu.py's stage may be dropped
-from this chain: the shorter chain took 29 minutes alone (1,306 + 427 s, a day this CPU ran
-about 1.2 times slower than the 39-minute chain's); not switched yet.
+(``--config.run.init_from=runs/small_recycled``; 29 minutes for the chain alone instead of
+39), the stage wins 83.50% of the 6,000 boards against 84.00% for the whole chain trained
+again beside it, -0.50 [-1.11, +0.11] paired (a tie on seeds 7 and 8, -1.50 [-2.56, -0.44]
+on seed 9; 2026-11-30, one training run each; RESULTS.md, "The crowded stage straight after
+the 8x8 run"): the chain keeps intermediate_cpu.py's stage.
 
 On 16x30 a crowded stage pays only as a short cut: 12x12x29 before expert_cpu.py's full
 3,000 updates gave 32.6% [29.8, 35.6] of expert_cpu.py's 1,000 final boards against 34.1%
