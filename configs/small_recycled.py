@@ -25,8 +25,9 @@ input plane's weights stay near zero); the 16x30 stage after both ends at 34.1% 
 At 8,000 updates (``--config.imitation.num_updates=8000``, about 7 minutes more) it plays
 8x8 better, +0.50 points [+0.05, +0.95] over 10,000 paired boards (88.61% against 88.11%),
 and the chain's 16x16 agent after it leans the same way, +0.62 [-0.09, +1.33] over 6,000
-(84.62% against 84.00%): one training run each, not separated on 16x16, so the config keeps
-6,000 (RESULTS.md, "The 8x8 stage longer", 2026-11-30).
+(84.62% against 84.00%), one training run each, and with the crowded stage's training seed 1
+-0.05 [-1.22, +1.12] (2,000 boards): not separated on 16x16, so the config keeps 6,000
+(RESULTS.md, "The 8x8 stage longer", 2026-11-30).
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
