@@ -52,7 +52,7 @@ all 256: +0.85 [+0.34, +1.36]), -0.01 [-0.48, +0.46] at 6,000 (87.31% against 87
 at 1.3-1.4 times the time per update; not used (RESULTS.md, "The gradient on the hardest
 states").
 Half the batch at twice the updates (``imitation.num_envs=64``, ``num_updates=12000``: the
-same states seen, the same time) ties it: -0.08 [-0.56, +0.40] over 10,000 paired boards
+same states seen, the same time) ties this config: -0.08 [-0.56, +0.40] over 10,000 paired boards
 (87.63% against 87.71%; RESULTS.md, "A smaller batch on 8x8").
 
 The network is six 48-channel layers (a 13x13 receptive field), not the four 64-channel
