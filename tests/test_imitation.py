@@ -375,3 +375,31 @@ def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_tar
             if prob[hidden].min() == 0.0:  # a proof: no safest cell is a mine
                 assert not (moves[0] & before.mine_mask[g]).any()
     assert seen["forced"] >= 10 and seen["guess"] >= 5 and seen["mines"] >= 5, seen
+
+
+def test_the_shared_forward_pass_is_the_update_of_the_separate_one():
+    """With one labelled step an update, the learner plays with the gradient pass's logits
+    (``shares_forward``); choosing every state as "hardest" runs the network on all states
+    for the learner, then the gradient on the same batch in two passes: the same update."""
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
+    model_cfg = models.ModelConfig(channels=(8, 8), value_hidden=8, flag_actions=False)
+    shared = imitation.ImitationConfig(num_envs=16, play_max_layer=2, label_max_layer=2, proven_mine_weight=1.0)
+    separate = dataclasses.replace(shared, hardest_states=16)
+    assert shared.shares_forward and not separate.shares_forward
+    assert not dataclasses.replace(shared, steps_per_update=2).shares_forward
+    assert not dataclasses.replace(shared, learner_fraction=0.0).shares_forward
+    assert not dataclasses.replace(shared, microbatch_size=8).shares_forward
+    ends = []
+    for il_cfg in (shared, separate):
+        state = imitation.init_imitation_state(jax.random.key(3), env_cfg, model_cfg, il_cfg)
+        state, metrics = jax.jit(imitation.imitation_chunk_fn(env_cfg, model_cfg, il_cfg, 30))(state)
+        ends.append((state, metrics))
+    (one, one_metrics), (two, two_metrics) = ends
+    np.testing.assert_array_equal(one.env_states.revealed, two.env_states.revealed)  # the same moves
+    # the policy head's bias shifts every reveal logit alike: the softmax losses give it no
+    # gradient but float noise, which Adam scales up, so it is the one leaf left out
+    without_shift = lambda params: {**params["params"], "policy_head": params["params"]["policy_head"]["kernel"]}  # noqa: E731
+    chex.assert_trees_all_close(without_shift(one.params), without_shift(two.params), atol=1e-5, rtol=1e-4)
+    for name in ("loss", "policy_ce", "mine_bce", "learner_win_rate", "solver_win_rate"):
+        np.testing.assert_allclose(one_metrics[name], two_metrics[name], atol=1e-5, rtol=1e-4, err_msg=name)
+    assert int(np.sum(np.asarray(one_metrics["learner_win_rate"]) >= 0)) > 0  # learner games finished

@@ -131,6 +131,15 @@ def gradient_step(
     (loss, metrics), grads = losses.microbatched_value_and_grad(
         loss_fn, totals_fn, params, batch, microbatch_size, distributed.constrain_to_games
     )
+    return apply_gradients(grads, params, opt_state, optimizer, loss, metrics)
+
+
+def apply_gradients(
+    grads: Any, params: Any, opt_state: Any, optimizer: optax.GradientTransformation, loss: jax.Array,
+    metrics: dict[str, jax.Array],
+) -> tuple[Any, Any, dict[str, jax.Array]]:
+    """The optimizer's step on ``grads``: ``(params, opt_state, metrics)``, the loss's
+    ``metrics`` plus ``loss`` and ``grad_norm``."""
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     return params, opt_state, {**metrics, "loss": loss, "grad_norm": losses.global_norm(grads)}

@@ -30,7 +30,10 @@ training-time symmetries in the imitation stage".
 
 Each update plays and labels (``play_and_label``, a ``lax.scan`` of
 ``steps_per_update`` steps), then takes the gradient step (``update_network``);
-``imitation_chunk_fn`` chains ``num_updates`` of them in an outer ``lax.scan``. The
+``imitation_chunk_fn`` chains ``num_updates`` of them in an outer ``lax.scan``. With one
+step an update and every state in the gradient (``ImitationConfig.shares_forward``, the
+CPU configs) the learner plays with the logits of the gradient's own forward pass
+(``learn_and_play``): the same update, one network pass fewer. The
 function is written for one device: ``make_imitation_chunk`` compiles it so, and
 ``distributed.jit_chunk`` for a mesh (games split over the devices, the solver and the
 game step on each device's own games through ``distributed.per_device``, parameters
@@ -121,8 +124,45 @@ def play_and_label(
     ``(finished, won)`` int32[2] each, games finished and won at this step by the solver's
     games and by the learner's; ``outputs`` the network's ``(logits, mine_logits)`` on the
     states when ``il_cfg.hardest_states`` chooses among them, else None. The solver and the
-    game step run per device (``batchplay``).
+    game step run per device (``batchplay``). ``label_states`` then ``finish_step``, the
+    learner's moves between them.
     """
+    labelled_step = label_states(env_states, key, env_cfg, il_cfg)
+    outputs = None
+    if il_cfg.hardest_states:  # the network on every state: the choice of states reads it
+        logits, _, mine_logits = apply_fn(params, labelled_step.labelled.obs)
+        outputs = (logits, mine_logits)
+    action = chosen_moves(labelled_step, outputs[0] if outputs else None, params, apply_fn, il_cfg)
+    env_states, outcome = finish_step(labelled_step, action, env_cfg, il_cfg)
+    return env_states, labelled_step.key, labelled_step.labelled, outcome, outputs
+
+
+@flax.struct.dataclass
+class LabelledStep:
+    """Every game's state before its move, labelled, and what its move needs.
+
+    Attributes:
+      env_states: ``EnvState [N]``, the labelled states (the games to move);
+      key: the PRNG key after this step's draws; learner_key: the learner's draw's key;
+      labelled: ``Labelled [N, ...]``; solver_action: int32[N], the playing solver's moves;
+      unlabelled_outcome: ``(finished, won)`` int32[2] each, of the solver's unlabelled moves
+        before the labelled ones (``advance_solver_games``).
+    """
+
+    env_states: ms_env.EnvState
+    key: jax.Array
+    learner_key: jax.Array
+    labelled: Labelled
+    solver_action: jax.Array
+    unlabelled_outcome: tuple[jax.Array, jax.Array]
+
+
+def label_states(
+    env_states: ms_env.EnvState, key: jax.Array, env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
+) -> LabelledStep:
+    """The solver's games advanced by their unlabelled moves, the random first clicks
+    made, then every game's state labelled by the solver (``play_and_label``'s first half:
+    nothing here reads the network)."""
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
     by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
     env_states, key, unlabelled_outcome = advance_solver_games(env_states, key, by_learner, env_cfg, il_cfg)
@@ -132,18 +172,6 @@ def play_and_label(
     keys = jax.random.split(solver_key, num_games)
     solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver)
     forced = batchplay.forced_moves(env_states, env_cfg, il_cfg.label_solver)
-    obs = _observe_games(env_states, env_cfg)
-    action_mask = _mask_games(env_states, env_cfg)
-    action, outputs = solver_action, None
-    if il_cfg.hardest_states:  # the network on every state: the choice of states reads it
-        logits, _, mine_logits = apply_fn(params, obs)
-        outputs = (logits, mine_logits)
-    if il_cfg.num_learner_games:
-        learner_action = learner_moves(
-            logits if il_cfg.hardest_states else None, obs, action_mask, learner_key, params, apply_fn,
-            il_cfg.num_learner_games,
-        )
-        action = solver_action.at[: il_cfg.num_learner_games].set(learner_action)
 
     hidden = ~env_states.revealed
     forced_safe_cells = (forced.safe & hidden).reshape(num_games, num_cells)
@@ -163,8 +191,8 @@ def play_and_label(
             safest = jnp.concatenate([safest, no_flags], axis=1)
             teacher_moves = jnp.where(exact[:, None], safest, teacher_moves)
     labelled = Labelled(
-        obs=obs,
-        action_mask=action_mask,
+        obs=_observe_games(env_states, env_cfg),
+        action_mask=_mask_games(env_states, env_cfg),
         forced_safe=jnp.concatenate([forced_safe_cells, no_flags], axis=1),
         forced_mines=jnp.concatenate([forced_mine_cells, no_flags], axis=1),
         teacher_moves=teacher_moves,
@@ -173,11 +201,33 @@ def play_and_label(
         mine_target=mine_target,
         mine_label_mask=hidden & placed[:, None, None],
     )
-    env_states, _, done, info = batchplay.step_games(env_states, action, env_cfg)
+    return LabelledStep(env_states, key, learner_key, labelled, solver_action, unlabelled_outcome)
+
+
+def chosen_moves(
+    step: LabelledStep, logits: jax.Array | None, params: Any, apply_fn: losses.ApplyFn, il_cfg: ImitationConfig,
+) -> jax.Array:
+    """int32[N]: the solver's moves, the learner's games' replaced by the network's
+    (``learner_moves``; ``logits`` float[N, A] when the network already ran on the states)."""
+    if not il_cfg.num_learner_games:
+        return step.solver_action
+    labelled = step.labelled
+    learner_action = learner_moves(
+        logits, labelled.obs, labelled.action_mask, step.learner_key, params, apply_fn, il_cfg.num_learner_games
+    )
+    return step.solver_action.at[: il_cfg.num_learner_games].set(learner_action)
+
+
+def finish_step(
+    step: LabelledStep, action: jax.Array, env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
+) -> tuple[ms_env.EnvState, tuple[jax.Array, jax.Array]]:
+    """Every game moved by ``action`` (int32[N]): ``(next env_states, (finished, won))``,
+    the latter int32[2] each as in ``play_and_label``."""
+    by_learner = jnp.arange(il_cfg.num_envs) < il_cfg.num_learner_games
+    env_states, _, done, info = batchplay.step_games(step.env_states, action, env_cfg)
     games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x games
     outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
-    outcome = jax.tree.map(jnp.add, outcome, unlabelled_outcome)
-    return env_states, key, labelled, outcome, outputs
+    return env_states, jax.tree.map(jnp.add, outcome, step.unlabelled_outcome)
 
 
 def advance_solver_games(
@@ -302,6 +352,33 @@ def update_network(
     )
 
 
+def learn_and_play(
+    state: ImitationState, apply_fn: losses.ApplyFn, optimizer: optax.GradientTransformation,
+    env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
+) -> tuple[Any, Any, dict[str, jax.Array], ms_env.EnvState, jax.Array, tuple[jax.Array, jax.Array]]:
+    """One update whose gradient pass also gives the learner's moves (``il_cfg.shares_forward``):
+    the states labelled, the gradient step on them, the network's logits from that step's
+    forward pass (the parameters the learner plays with) choosing the learner's moves, and
+    every game moved. The same update as ``play_and_label`` then ``update_network``, one
+    network pass fewer (the learner's moves then differ only by float rounding).
+
+    Returns ``(params, opt_state, metrics, next env_states, next key, (finished, won))``, the
+    last int32[2] each as in ``play_and_label``.
+    """
+    step = label_states(state.env_states, state.key, env_cfg, il_cfg)
+
+    def loss_and_logits(params):
+        logits, _, mine_logits = apply_fn(params, step.labelled.obs)
+        shares, metrics = losses.imitation_loss_shares(logits, mine_logits, step.labelled, il_cfg)
+        return jnp.sum(shares), (metrics, logits)
+
+    (loss, (metrics, logits)), grads = jax.value_and_grad(loss_and_logits, has_aux=True)(state.params)
+    params, opt_state, metrics = batchplay.apply_gradients(grads, state.params, state.opt_state, optimizer, loss, metrics)
+    action = chosen_moves(step, logits, state.params, apply_fn, il_cfg)
+    env_states, outcome = finish_step(step, action, env_cfg, il_cfg)
+    return params, opt_state, metrics, env_states, step.key, outcome
+
+
 # ----------------------------------------------------------------------------- the chunk
 
 
@@ -324,6 +401,11 @@ def imitation_chunk_fn(
     optimizer = make_optimizer(il_cfg)
 
     def imitation_update(state: ImitationState, _):
+        if il_cfg.shares_forward:  # label, learn, then play with the gradient pass's logits
+            params, opt_state, metrics, env_states, key, (finished, won) = learn_and_play(
+                state, apply_fn, optimizer, env_cfg, il_cfg
+            )
+            return finish_update(state, params, opt_state, metrics, env_states, key, finished, won)
         # PLAY THE GAMES (SOLVER OR LEARNER) AND LABEL EVERY STATE WITH THE SOLVER
         def play_step(carry, _):
             env_states, key, labelled, outcome, outputs = play_and_label(
@@ -345,6 +427,11 @@ def imitation_chunk_fn(
         if il_cfg.hardest_states:  # log the whole batch's figures, comparable across configs
             metrics = {**metrics, **batch_metrics}
         finished, won = jnp.sum(finished, axis=0), jnp.sum(won, axis=0)
+        return finish_update(state, params, opt_state, metrics, env_states, key, finished, won)
+
+    def finish_update(state, params, opt_state, metrics, env_states, key, finished, won):
+        """The next state and the update's metrics, its games' win rates (int32[2]
+        ``finished``, ``won``: the solver's, the learner's) among them."""
         win_rates = jnp.where(finished > 0, won / jnp.maximum(finished, 1), -1.0)
         metrics = {**metrics, "solver_win_rate": win_rates[0], "learner_win_rate": win_rates[1]}
         metrics = {name: value.astype(jnp.float32) for name, value in metrics.items()}

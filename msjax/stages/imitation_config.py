@@ -151,6 +151,17 @@ class ImitationConfig:
         return int(self.learner_fraction * self.num_envs)
 
     @property
+    def shares_forward(self) -> bool:
+        """Whether each update's gradient pass also gives the learner's moves (one network
+        pass where two ran before): learner games, one labelled step an update, every
+        state in the gradient as it was played (no ``hardest_states``, no symmetries) and
+        one micro-batch."""
+        return (
+            self.num_learner_games > 0 and self.steps_per_update == 1 and not self.hardest_states
+            and not self.augment_symmetries and losses.num_microbatches(self.num_envs, self.microbatch_size) == 1
+        )
+
+    @property
     def play_solver(self) -> solver.SolverConfig:
         survival = self.play_lookahead_depth > 0
         return solver.SolverConfig(
