@@ -2,10 +2,11 @@
 
 ``python -m msjax.train --config configs/small.py`` trains in 10 to 15 minutes on a 2-core
 CPU, depending on the machine (569 s to 884 s on machines of one kind, 2026-11-27 to -29;
-compile and the 2,000-game final evaluation included), and its agent (choosing its own
-first click) wins about 87-88% of opening-start games (87.25% of 8,000; 87.2-87.6% of its
-own 2,000 final boards; the recipe before the few-proofs weight: 87.8% of 10,000, two
-seeds), about two points short of its teacher, the JAX rule solver (figures, times and the
+610 s on 2026-12-01 with the learner's moves taken from the gradient pass, which saves a
+tenth of an update; compile and the 2,000-game final evaluation included), and its agent
+(choosing its own first click) wins about 87-88% of opening-start games (87.25% of 8,000;
+87.68% of 10,000 for the 2026-12-01 run; 87.2-87.6% of its own 2,000 final boards; the
+recipe before the few-proofs weight: 87.8% of 10,000, two seeds), about two points short of its teacher, the JAX rule solver (figures, times and the
 machines: benchmarks/RESULTS.md, "Agents against their teacher"). 4,500 updates would play
 8x8 as well in three quarters of the time, but the 16x16 stage of intermediate_cpu.py from
 that agent ends 1.4 points lower ([-2.45, -0.35] over 4,000 paired boards; RESULTS.md,

@@ -379,16 +379,16 @@ def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_tar
 
 def test_the_shared_forward_pass_is_the_update_of_the_separate_one():
     """With one labelled step an update, the learner plays with the gradient pass's logits
-    (``shares_forward``); choosing every state as "hardest" runs the network on all states
-    for the learner, then the gradient on the same batch in two passes: the same update."""
+    (``forward_is_shared``); ``share_forward=False`` gives its games a network pass of their
+    own, then the gradient pass: the same update."""
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
     model_cfg = models.ModelConfig(channels=(8, 8), value_hidden=8, flag_actions=False)
     shared = imitation.ImitationConfig(num_envs=16, play_max_layer=2, label_max_layer=2, proven_mine_weight=1.0)
-    separate = dataclasses.replace(shared, hardest_states=16)
-    assert shared.shares_forward and not separate.shares_forward
-    assert not dataclasses.replace(shared, steps_per_update=2).shares_forward
-    assert not dataclasses.replace(shared, learner_fraction=0.0).shares_forward
-    assert not dataclasses.replace(shared, microbatch_size=8).shares_forward
+    separate = dataclasses.replace(shared, share_forward=False)
+    assert shared.forward_is_shared and not separate.forward_is_shared
+    for overrides in ({"steps_per_update": 2}, {"learner_fraction": 0.0}, {"microbatch_size": 8},
+                      {"hardest_states": 8}, {"augment_symmetries": True}):
+        assert not dataclasses.replace(shared, **overrides).forward_is_shared, overrides
     ends = []
     for il_cfg in (shared, separate):
         state = imitation.init_imitation_state(jax.random.key(3), env_cfg, model_cfg, il_cfg)
@@ -403,3 +403,15 @@ def test_the_shared_forward_pass_is_the_update_of_the_separate_one():
     for name in ("loss", "policy_ce", "mine_bce", "learner_win_rate", "solver_win_rate"):
         np.testing.assert_allclose(one_metrics[name], two_metrics[name], atol=1e-5, rtol=1e-4, err_msg=name)
     assert int(np.sum(np.asarray(one_metrics["learner_win_rate"]) >= 0)) > 0  # learner games finished
+
+
+def test_the_throughput_benchmark_times_both_passes_where_the_config_can_share_them():
+    from benchmarks.imitation_throughput import variants
+
+    from msjax import config as config_lib
+
+    small = config_lib.load_config("small")
+    assert [share for share, _ in variants(small)] == [True, False]
+    assert not variants(small)[1][1].imitation.forward_is_shared
+    beginner = config_lib.load_config("beginner")  # 16 labelled steps an update: nothing to share
+    assert [share for share, _ in variants(beginner)] == [True]

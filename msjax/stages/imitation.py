@@ -31,7 +31,7 @@ training-time symmetries in the imitation stage".
 Each update plays and labels (``play_and_label``, a ``lax.scan`` of
 ``steps_per_update`` steps), then takes the gradient step (``update_network``);
 ``imitation_chunk_fn`` chains ``num_updates`` of them in an outer ``lax.scan``. With one
-step an update and every state in the gradient (``ImitationConfig.shares_forward``, the
+step an update and every state in the gradient (``ImitationConfig.forward_is_shared``, the
 CPU configs) the learner plays with the logits of the gradient's own forward pass
 (``learn_and_play``): the same update, one network pass fewer. The
 function is written for one device: ``make_imitation_chunk`` compiles it so, and
@@ -356,7 +356,7 @@ def learn_and_play(
     state: ImitationState, apply_fn: losses.ApplyFn, optimizer: optax.GradientTransformation,
     env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
 ) -> tuple[Any, Any, dict[str, jax.Array], ms_env.EnvState, jax.Array, tuple[jax.Array, jax.Array]]:
-    """One update whose gradient pass also gives the learner's moves (``il_cfg.shares_forward``):
+    """One update whose gradient pass also gives the learner's moves (``il_cfg.forward_is_shared``):
     the states labelled, the gradient step on them, the network's logits from that step's
     forward pass (the parameters the learner plays with) choosing the learner's moves, and
     every game moved. The same update as ``play_and_label`` then ``update_network``, one
@@ -401,7 +401,7 @@ def imitation_chunk_fn(
     optimizer = make_optimizer(il_cfg)
 
     def imitation_update(state: ImitationState, _):
-        if il_cfg.shares_forward:  # label, learn, then play with the gradient pass's logits
+        if il_cfg.forward_is_shared:  # label, learn, then play with the gradient pass's logits
             params, opt_state, metrics, env_states, key, (finished, won) = learn_and_play(
                 state, apply_fn, optimizer, env_cfg, il_cfg
             )

@@ -98,6 +98,11 @@ class ImitationConfig:
         logged losses and accuracies stay those of all the update's states. Measured
         on configs/small.py and the 16x16 stage: faster early, no better at the end
         (benchmarks/RESULTS.md, "The gradient on the hardest states").
+      share_forward: where it can (``forward_is_shared``), the learner's games play with
+        the logits of the gradient step's own forward pass on their states, not a pass of
+        their own: the same update, one network pass fewer (0.85 to 0.93 times the time per
+        update of the CPU configs: benchmarks/RESULTS.md, "One network pass fewer").
+        False: the learner's pass of its own, as before (for timing the two).
     """
 
     enabled: bool = True
@@ -128,6 +133,7 @@ class ImitationConfig:
     play_endgame_layouts: int = 0
     solver_moves_per_label: int = 1
     hardest_states: int = 0
+    share_forward: bool = True
 
     def __post_init__(self):
         validate_config(self)
@@ -151,13 +157,14 @@ class ImitationConfig:
         return int(self.learner_fraction * self.num_envs)
 
     @property
-    def shares_forward(self) -> bool:
+    def forward_is_shared(self) -> bool:
         """Whether each update's gradient pass also gives the learner's moves (one network
-        pass where two ran before): learner games, one labelled step an update, every
-        state in the gradient as it was played (no ``hardest_states``, no symmetries) and
-        one micro-batch."""
+        pass where two ran before): ``share_forward``, learner games, one labelled step an
+        update, every state in the gradient as it was played (no ``hardest_states``, no
+        symmetries) and one micro-batch."""
         return (
-            self.num_learner_games > 0 and self.steps_per_update == 1 and not self.hardest_states
+            self.share_forward and self.num_learner_games > 0 and self.steps_per_update == 1
+            and not self.hardest_states
             and not self.augment_symmetries and losses.num_microbatches(self.num_envs, self.microbatch_size) == 1
         )
 
@@ -181,7 +188,7 @@ safest (David Hill's "secondary safety" window)."""
 def validate_config(cfg: ImitationConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
     check_fields(cfg, (
-        ("a bool", ("enabled", "augment_symmetries")),
+        ("a bool", ("enabled", "augment_symmetries", "share_forward")),
         ("an int >= 1", ("num_envs", "steps_per_update", "num_updates", "solver_moves_per_label", "few_proofs_cells")),
         ("> 0", ("lr", "max_grad_norm")),
         (">= 0", (
