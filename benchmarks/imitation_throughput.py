@@ -28,6 +28,7 @@ import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from msjax import config as config_lib  # noqa: E402
+from benchmarks.train_throughput import device_name  # noqa: E402
 from msjax.stages import imitation  # noqa: E402
 
 
@@ -44,11 +45,6 @@ def parse_args(argv=None) -> argparse.Namespace:
         if getattr(args, name) < 1:
             parser.error(f"--{name}={getattr(args, name)} must be >= 1")
     return args
-
-
-def device_name() -> str:
-    device = jax.devices()[0]
-    return getattr(device, "device_kind", None) or device.platform
 
 
 def variants(cfg) -> list:
