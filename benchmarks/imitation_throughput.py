@@ -1,16 +1,20 @@
 """Imitation throughput: seconds per update of each config's imitation chunk, with the
-learner's moves from the gradient pass (``ImitationConfig.share_forward``) and without.
+learner's moves from the gradient pass (``ImitationConfig.share_forward``) and without,
+and with each ``--conv-impls`` (``ModelConfig.conv_impl``) asked for.
 
 For each config file it compiles the stage's chunk of ``--updates`` updates (the
 program ``python -m msjax.train`` runs, from fresh parameters, on the config's own
-board and games), once with ``share_forward=True`` and once with ``False`` where the
-config can share the pass at all (``forward_is_shared``), then times ``--repeats`` calls
-of each in turn, so that their ratio is taken side by side on one machine. Reported per
-row: seconds per update (the fastest call, and the median), labelled states per second,
-and compile_s (first call minus the fastest). One JSON line per row, then a table.
+board and games) for every variant: ``share_forward=True`` and ``False`` where the
+config can share the pass at all (``forward_is_shared``), times each convolution, then
+times ``--repeats`` calls of each in turn, so that their ratios are taken side by side on
+one machine. Reported per row: seconds per update (the fastest call, and the median),
+labelled states per second, compile_s (first call minus the fastest) and the ratio of
+its fastest call to the config's first row (shared pass, first convolution). One JSON
+line per row, then a table.
 
     python benchmarks/imitation_throughput.py configs/small.py
     python benchmarks/imitation_throughput.py configs/small_recycled.py configs/intermediate_cpu.py --repeats 3
+    python benchmarks/imitation_throughput.py configs/small.py --conv-impls patches xla --no-two-pass
     python benchmarks/imitation_throughput.py configs/small.py --quick     # smoke run
 """
 
@@ -37,6 +41,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("configs", nargs="+", help="config files (a get_config() each)")
     parser.add_argument("--updates", type=int, default=20, help="updates per timed chunk, >= 1")
     parser.add_argument("--repeats", type=int, default=4, help="timed calls of each chunk, >= 1")
+    parser.add_argument("--conv-impls", nargs="+", default=None, choices=["auto", "xla", "patches"],
+                        help="model.conv_impl values to time (default: the config's own)")
+    parser.add_argument("--no-two-pass", action="store_true", help="time the config's own share_forward only")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 updates, 1 repeat")
     args = parser.parse_args(argv)
     if args.quick:
@@ -47,15 +54,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def variants(cfg) -> list:
-    """The config's imitation section as it is and, where it can share the forward pass,
-    with ``share_forward`` the other way: ``[(share_forward, experiment config), ...]``."""
+def variants(cfg, conv_impls=None, two_pass: bool = True) -> list:
+    """``[(share_forward, conv_impl, experiment config), ...]``: the config with each of
+    ``conv_impls`` (default: its own) and, where it can share the forward pass and
+    ``two_pass``, with ``share_forward`` the other way; the shared pass first."""
     own = cfg.imitation.share_forward
-    rows = [(own, cfg)]
+    shares = [own]
     other = dataclasses.replace(cfg.imitation, share_forward=not own)
-    if cfg.imitation.forward_is_shared or other.forward_is_shared:
-        rows.append((not own, dataclasses.replace(cfg, imitation=other)))
-    return sorted(rows, key=lambda row: not row[0])
+    if two_pass and (cfg.imitation.forward_is_shared or other.forward_is_shared):
+        shares = sorted([own, not own], reverse=True)
+    rows = []
+    for share in shares:
+        for impl in conv_impls or [cfg.model.conv_impl]:
+            variant = dataclasses.replace(
+                cfg, imitation=dataclasses.replace(cfg.imitation, share_forward=share),
+                model=dataclasses.replace(cfg.model, conv_impl=impl),
+            )
+            rows.append((share, impl, variant))
+    return rows
 
 
 def compiled(cfg, updates: int):
@@ -75,9 +91,10 @@ def measure(path: str, args: argparse.Namespace) -> list[dict]:
     if not cfg.imitation.enabled:
         raise SystemExit(f"{path}: imitation.enabled is False, no imitation stage to time")
     runs = []
-    for share, variant in variants(cfg):
+    for share, impl, variant in variants(cfg, args.conv_impls, not args.no_two_pass):
         chunk, state, first_call_s = compiled(variant, args.updates)
-        runs.append({"share": share, "cfg": variant, "chunk": chunk, "state": state, "first": first_call_s, "times": []})
+        runs.append({"share": share, "impl": impl, "cfg": variant, "chunk": chunk, "state": state,
+                     "first": first_call_s, "times": []})
     for _ in range(args.repeats):
         for run in runs:
             start = time.perf_counter()
@@ -96,6 +113,7 @@ def measure(path: str, args: argparse.Namespace) -> list[dict]:
             "num_envs": il_cfg.num_envs,
             "channels": ",".join(str(c) for c in run["cfg"].model.channels),
             "recycles": run["cfg"].model.recycles,
+            "conv_impl": run["impl"],
             "share_forward": run["share"],
             "forward_is_shared": il_cfg.forward_is_shared,
             "update_s": round(fastest / args.updates, 4),
@@ -103,10 +121,8 @@ def measure(path: str, args: argparse.Namespace) -> list[dict]:
             "states_per_s": round(states / fastest, 1),
             "compile_s": round(max(run["first"] - fastest, 0.0), 2),
         })
-    shared = [row for row in rows if row["forward_is_shared"]]
-    if shared and len(rows) == 2:
-        two_pass = next(row for row in rows if not row["forward_is_shared"])
-        shared[0]["ratio_to_two_pass"] = round(shared[0]["update_s"] / two_pass["update_s"], 3)
+    for row in rows:
+        row["ratio_to_first"] = round(row["update_s"] / rows[0]["update_s"], 3)
     return rows
 
 
@@ -118,18 +134,17 @@ def main(argv=None) -> None:
             print(json.dumps(row), flush=True)
             rows.append(row)
     header = (
-        f"{'device':<8} {'config':<30} {'board':<9} {'envs':>5} {'shared':>7} "
+        f"{'device':<8} {'config':<30} {'board':<9} {'envs':>5} {'shared':>7} {'conv':>8} "
         f"{'s/update':>9} {'median':>8} {'states/s':>9} {'compile s':>10} {'ratio':>6}"
     )
     print("\n" + header + "\n" + "-" * len(header))
     for row in rows:
-        ratio = f"{row['ratio_to_two_pass']:.3f}" if "ratio_to_two_pass" in row else ""
         print(
             f"{row['device']:<8} {row['config']:<30} {row['board']:<9} {row['num_envs']:>5} "
-            f"{str(row['forward_is_shared']):>7} {row['update_s']:>9.4f} {row['update_s_median']:>8.4f} "
-            f"{row['states_per_s']:>9,.0f} {row['compile_s']:>10.1f} {ratio:>6}"
+            f"{str(row['forward_is_shared']):>7} {row['conv_impl']:>8} {row['update_s']:>9.4f} "
+            f"{row['update_s_median']:>8.4f} {row['states_per_s']:>9,.0f} {row['compile_s']:>10.1f} "
+            f"{row['ratio_to_first']:>6.3f}"
         )
-
 
 if __name__ == "__main__":
     main()

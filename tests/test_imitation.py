@@ -411,7 +411,9 @@ def test_the_throughput_benchmark_times_both_passes_where_the_config_can_share_t
     from msjax import config as config_lib
 
     small = config_lib.load_config("small")
-    assert [share for share, _ in variants(small)] == [True, False]
-    assert not variants(small)[1][1].imitation.forward_is_shared
+    assert [(share, impl) for share, impl, _ in variants(small)] == [(True, "auto"), (False, "auto")]
+    assert not variants(small)[1][2].imitation.forward_is_shared
+    both = variants(small, ["patches", "xla"], two_pass=False)
+    assert [(share, cfg.model.conv_impl) for share, _, cfg in both] == [(True, "patches"), (True, "xla")]
     beginner = config_lib.load_config("beginner")  # 16 labelled steps an update: nothing to share
-    assert [share for share, _ in variants(beginner)] == [True]
+    assert [share for share, _, _ in variants(beginner)] == [True]
