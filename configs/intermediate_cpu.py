@@ -17,7 +17,10 @@ As the chain stands (2026-11-29, this 2-core CPU, the two commands above): **80.
 82.9] of the 1,000 final boards**, the stage 901 s alone, the chain **33 minutes** with
 small_recycled.py's 1,096 s (also alone); **83.60% [82.42, 84.72] of 4,000 other boards**
 (`python benchmarks/paired_agents.py runs/intermediate_cpu --games 2000 --seed S`, S = 7 and
-8). The issue's target (85% of 2,000) is not reached. configs/dense_cpu.py, a 10x10x20
+8). Retrained 2026-12-01 with the one-pass imitation update (the learner's moves from the
+gradient pass): the same final evaluations to the game, the stage 930 s, the chain with
+dense_cpu.py 41 minutes on a slower day (RESULTS.md, "One network pass fewer"). The issue's
+target (85% of 2,000) is not reached. configs/dense_cpu.py, a 10x10x20
 stage after this one (6 minutes more), makes the chain's best 16x16 agent: 84.70% of 6,000
 boards (these 4,000 and 2,000 of seed 9), +1.25 [+0.56, +1.94] paired with this agent.
 The plain chain (small.py, then this config with ``--config.model.recycles=0
