@@ -31,8 +31,9 @@ from pathlib import Path
 import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from msjax import config as config_lib  # noqa: E402
 from benchmarks.train_throughput import device_name  # noqa: E402
+from msjax import config as config_lib  # noqa: E402
+from msjax import distributed  # noqa: E402
 from msjax.stages import imitation  # noqa: E402
 
 
@@ -58,11 +59,8 @@ def variants(cfg, conv_impls=None, two_pass: bool = True) -> list:
     """``[(share_forward, conv_impl, experiment config), ...]``: the config with each of
     ``conv_impls`` (default: its own) and, where it can share the forward pass and
     ``two_pass``, with ``share_forward`` the other way; the shared pass first."""
-    own = cfg.imitation.share_forward
-    shares = [own]
-    other = dataclasses.replace(cfg.imitation, share_forward=not own)
-    if two_pass and (cfg.imitation.forward_is_shared or other.forward_is_shared):
-        shares = sorted([own, not own], reverse=True)
+    can_share = dataclasses.replace(cfg.imitation, share_forward=True).forward_is_shared
+    shares = [True, False] if two_pass and can_share else [cfg.imitation.share_forward]
     rows = []
     for share in shares:
         for impl in conv_impls or [cfg.model.conv_impl]:
@@ -75,8 +73,9 @@ def variants(cfg, conv_impls=None, two_pass: bool = True) -> list:
 
 
 def compiled(cfg, updates: int):
-    """``(chunk, state, first_call_s)``: the stage's jitted chunk, its state after one call."""
-    chunk = jax.jit(imitation.stage_chunk_fn(cfg, updates), donate_argnums=0)
+    """``(chunk, state, first_call_s)``: the stage's chunk compiled as training compiles it
+    on one device (``distributed.jit_chunk``), its state after one call."""
+    chunk = distributed.jit_chunk(imitation.stage_chunk_fn(cfg, updates))
     state = imitation.init_stage_state(jax.random.key(cfg.run.seed), cfg)
     jax.block_until_ready(state)
     start = time.perf_counter()
@@ -145,6 +144,7 @@ def main(argv=None) -> None:
             f"{row['update_s_median']:>8.4f} {row['states_per_s']:>9,.0f} {row['compile_s']:>10.1f} "
             f"{row['ratio_to_first']:>6.3f}"
         )
+
 
 if __name__ == "__main__":
     main()
