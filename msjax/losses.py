@@ -473,3 +473,36 @@ def clipped_adamw(
         optax.clip_by_global_norm(max_grad_norm),
         optax.adamw(schedule, weight_decay=weight_decay),
     )
+
+
+OPTIMIZERS = ("adamw", "muon")
+
+
+def conv_kernel_dims(params: Any) -> Any:
+    """Muon's reshape of each parameter: every 4-D kernel (``[3, 3, C_in, C_out]``) as the
+    ``[9 C_in, C_out]`` matrix it multiplies by, ``None`` (Adam) for every other leaf
+    (biases, norms, and the 1x1 heads and value MLP, left to Adam as Muon's authors do)."""
+    def dims(leaf):
+        return optax.contrib.MuonDimensionNumbers((0, 1, 2), 3) if leaf.ndim == 4 else None
+
+    return jax.tree.map(dims, params)
+
+
+def clipped_optimizer(
+    kind: str, schedule: optax.Schedule, max_grad_norm: float, weight_decay: float
+) -> optax.GradientTransformation:
+    """Global-norm clipping, then ``kind``: ``"adamw"`` (``clipped_adamw``) or ``"muon"``
+    (``optax.contrib.muon`` on the 3x3 kernels, its updates scaled to AdamW's RMS so the same
+    ``schedule`` and decoupled ``weight_decay`` serve both; on every other leaf optax's muon's
+    own AdamW, with Nesterov momentum)."""
+    if kind == "adamw":
+        return clipped_adamw(schedule, max_grad_norm, weight_decay)
+    if kind != "muon":
+        raise ValueError(f"optimizer {kind!r} must be one of {OPTIMIZERS}")
+    return optax.chain(
+        optax.clip_by_global_norm(max_grad_norm),
+        optax.contrib.muon(
+            schedule, weight_decay=weight_decay, adam_weight_decay=weight_decay,
+            muon_weight_dimension_numbers=conv_kernel_dims, consistent_rms=0.2,
+        ),
+    )

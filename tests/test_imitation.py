@@ -6,6 +6,7 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from msjax import agent as agent_lib
@@ -183,6 +184,7 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
         ({"mine_targets": "soft"}, "mine_targets=.soft. must be .sampled. or .exact."),
         ({"guess_targets": "exact"}, "guess_targets=.exact. must be .solver. or .safest."),
         ({"augment_symmetries": 1}, "augment_symmetries=1 must be a bool"),
+        ({"optimizer": "sgd"}, r"optimizer='sgd' must be one of \('adamw', 'muon'\)"),
         ({"play_lookahead": -1}, "play_lookahead=-1 must be an int >= 0"),
         ({"play_lookahead": 6}, "play_lookahead=6 needs solver_probabilities='exact'"),
         ({"play_lookahead_depth": 3}, "play_lookahead_depth=3 must be 0, 1 or 2"),
@@ -194,6 +196,33 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
 def test_bad_imitation_configs_name_the_field(overrides, message):
     with pytest.raises(ValueError, match=message):
         imitation.ImitationConfig(**overrides)
+
+
+def test_muon_orthogonalises_the_kernels_and_leaves_every_other_leaf_to_adamw():
+    params = models.init_params(jax.random.key(0), models.ModelConfig(channels=(8, 8), value_hidden=4),
+                                ms_env.EnvConfig(H=5, W=5, mine_count=4))
+    # gradients near one direction (a large rank-one part): far from orthogonal as they come
+    grads = jax.tree.map(lambda leaf: 1.0 + 0.1 * jax.random.normal(jax.random.key(leaf.size), leaf.shape), params)
+    raw = np.asarray(grads["params"]["ConvBlock_1"]["Conv3x3_0"]["kernel"]).reshape(-1, 8)
+    assert np.linalg.svd(raw, compute_uv=False)[-1] < 0.1 * np.linalg.svd(raw, compute_uv=False)[0]
+    schedule = losses.lr_schedule(1e-2, 10, anneal=False)
+    muon = losses.clipped_optimizer("muon", schedule, max_grad_norm=1e9, weight_decay=0.0)
+    adamw = optax.adamw(schedule, weight_decay=0.0, nesterov=True)  # optax's muon's own, for the rest
+    by_muon, _ = muon.update(grads, muon.init(params), params)
+    by_adamw, _ = adamw.update(grads, adamw.init(params), params)
+    for path, update in jax.tree_util.tree_flatten_with_path(by_muon)[0]:
+        name = jax.tree_util.keystr(path)
+        if update.ndim == 4:  # [3, 3, C, F] as the [9C, F] matrix: its singular values all alike
+            singular = np.linalg.svd(np.asarray(update).reshape(-1, update.shape[-1]), compute_uv=False)
+            assert singular.min() > 0.5 * singular.max(), (name, singular)
+        else:  # (Nesterov) AdamW's first step on the same gradient
+            chex.assert_trees_all_close(update, _leaf(by_adamw, path), atol=1e-7, custom_message=name)
+
+
+def _leaf(tree, path):
+    for key in path:
+        tree = tree[key.key]
+    return tree
 
 
 def test_the_search_player_can_be_the_teacher():
@@ -226,13 +255,15 @@ def test_the_solver_games_move_unlabelled_between_labels_and_the_learner_games_d
     assert same is state.env_states and same_key is state.key
 
 
-@pytest.mark.parametrize("hardest_states", [0, 16])  # all states, or the gradient on the hardest half
-def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(hardest_states):
+@pytest.mark.parametrize(  # all states, or the gradient on the hardest half; and Muon on the kernels
+    ("hardest_states", "optimizer"), [(0, "adamw"), (16, "adamw"), (0, "muon")]
+)
+def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(hardest_states, optimizer):
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
     model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False)
     il_cfg = imitation.ImitationConfig(  # layer 1: quick to compile
         num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1, opening_weight=1.0,
-        hardest_states=hardest_states,
+        hardest_states=hardest_states, optimizer=optimizer,
     )
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)

@@ -83,10 +83,11 @@ class ImitationState:
 
 @functools.lru_cache(maxsize=32)
 def make_optimizer(il_cfg: ImitationConfig) -> optax.GradientTransformation:
-    """Global-norm clipping then AdamW, cosine-decayed over the stage when ``anneal_lr``;
-    built once per config, for the state's initialisation and the chunk alike."""
+    """Global-norm clipping then ``il_cfg.optimizer`` (AdamW or Muon), cosine-decayed over
+    the stage when ``anneal_lr``; built once per config, for the state's initialisation and
+    the chunk alike."""
     schedule = losses.lr_schedule(il_cfg.lr, il_cfg.num_updates, il_cfg.anneal_lr)
-    return losses.clipped_adamw(schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
+    return losses.clipped_optimizer(il_cfg.optimizer, schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
 
 
 def init_imitation_state(

@@ -20,8 +20,11 @@ class ImitationConfig:
       steps_per_update: solver steps per gradient step; each update trains on
         ``num_envs * steps_per_update`` states.
       num_updates: gradient steps of the whole stage (also the cosine-decay horizon).
-      lr: peak AdamW learning rate, > 0.
-      weight_decay: AdamW weight decay, >= 0.
+      lr: peak learning rate, > 0.
+      weight_decay: decoupled weight decay (times the learning rate), >= 0.
+      optimizer: ``"adamw"`` or ``"muon"`` (``losses.clipped_optimizer``: Muon's
+        orthogonalised momentum on the 3x3 kernels, scaled to AdamW's update size, Nesterov
+        AdamW on the rest).
       max_grad_norm: global gradient-norm clip, > 0.
       anneal_lr: cosine-decay the learning rate to 0 over ``num_updates``.
       aux_mine_weight: weight (lambda) of the mine head's BCE, >= 0.
@@ -111,6 +114,7 @@ class ImitationConfig:
     num_updates: int = 2000
     lr: float = 1e-3
     weight_decay: float = 1e-4
+    optimizer: str = "adamw"
     max_grad_norm: float = 1.0
     anneal_lr: bool = True
     aux_mine_weight: float = 0.1
@@ -209,6 +213,8 @@ def validate_config(cfg: ImitationConfig) -> None:
         "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.gradient_states,
         "hardest_states" if cfg.hardest_states else "num_envs*steps_per_update",
     )
+    if cfg.optimizer not in losses.OPTIMIZERS:
+        raise ValueError(f"ImitationConfig.optimizer={cfg.optimizer!r} must be one of {losses.OPTIMIZERS}")
     if cfg.label_max_layer not in (1, 2, 3):
         raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
     if cfg.play_max_layer not in (1, 2, 3, 4):
