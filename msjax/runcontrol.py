@@ -234,12 +234,13 @@ class StopSignals:
     """While entered (in the main thread), SIGINT and SIGTERM ask the run to stop at the
     next chunk boundary; a second one ends the process at once (``exit_at_once``) with
     128 + its number, after ``before_exit()`` (flush what is written; its text, such as
-    how to continue, is printed)."""
+    how to continue, is printed). ``before_exit`` may be set after entering, once what it
+    flushes exists."""
 
     def __init__(self, before_exit: Callable[[], str] | None = None):
         self.received: signal.Signals | None = None
         self._previous: dict[int, Any] = {}
-        self._before_exit = before_exit
+        self.before_exit = before_exit
 
     def __enter__(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():
@@ -253,7 +254,7 @@ class StopSignals:
 
     def _handle(self, number: int, frame: Any) -> None:
         if self.received is not None:
-            exit_at_once(signal.Signals(number), self._before_exit)
+            exit_at_once(signal.Signals(number), self.before_exit)
         self.received = signal.Signals(number)
         # os.write: print() is not safe inside a signal handler (the main thread may be printing).
         text = f"\n{self.received.name}: finishing the chunk in flight, then saving (again: stop at once)\n"

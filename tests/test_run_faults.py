@@ -177,7 +177,7 @@ def test_a_second_sigterm_during_the_compile_exits_143_at_once(tmp_path, delay_s
     run_dir = tmp_path / "run"
     process = start_endless_run(tmp_path, run_dir)
     try:
-        wait_for(run_dir / "metrics.jsonl", process)  # opened just before the signals are taken over
+        wait_for(run_dir / "metrics.jsonl", process)  # opened just after the signals are taken over
         time.sleep(delay_s)  # somewhere in tracing and compiling the first chunk
         process.send_signal(signal.SIGTERM)
         time.sleep(0.3)

@@ -320,15 +320,19 @@ def train(
         check_memory(stages[start_index:], cfg)
         done = stages[start_index].first_step
         done += int(distributed.host_value(state.update)) if state is not None else 0
-        if main_process:
-            config_lib.save_json(cfg, run_dir / "config.json")
-            writer = MetricsWriter(run_dir, cfg.run.tensorboard, resume_step=done if resume else None)
-        else:
-            writer = NoWriter()
-        progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
-        with contextlib.closing(writer), contextlib.closing(progress), StopSignals(hard_stop_note(writer, run_dir)) as stop:
-            ctx = RunContext(cfg, checkpoints, writer, progress, stop)
-            final = run_stages(stages, start_index, state, ctx, warm_start)
+        # The signals are taken over before metrics.jsonl is opened: once it exists, a
+        # SIGTERM stops the run at a chunk boundary (tests/test_run_faults.py waits on it).
+        with StopSignals() as stop:
+            if main_process:
+                config_lib.save_json(cfg, run_dir / "config.json")
+                writer = MetricsWriter(run_dir, cfg.run.tensorboard, resume_step=done if resume else None)
+            else:
+                writer = NoWriter()
+            stop.before_exit = hard_stop_note(writer, run_dir)
+            progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
+            with contextlib.closing(writer), contextlib.closing(progress):
+                ctx = RunContext(cfg, checkpoints, writer, progress, stop)
+                final = run_stages(stages, start_index, state, ctx, warm_start)
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
     if main_process:
         write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
