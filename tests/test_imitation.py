@@ -13,7 +13,7 @@ from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import exact as exact_lib
-from msjax import losses, models, solver
+from msjax import losses, models, optimizers, solver
 from msjax.stages import imitation
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
@@ -205,24 +205,18 @@ def test_muon_orthogonalises_the_kernels_and_leaves_every_other_leaf_to_adamw():
     grads = jax.tree.map(lambda leaf: 1.0 + 0.1 * jax.random.normal(jax.random.key(leaf.size), leaf.shape), params)
     raw = np.linalg.svd(np.asarray(grads["params"]["ConvBlock_1"]["Conv3x3_0"]["kernel"]).reshape(-1, 8), compute_uv=False)
     assert raw.min() < 0.1 * raw.max()
-    schedule = losses.lr_schedule(1e-2, 10, anneal=False)
-    muon = losses.clipped_optimizer("muon", schedule, max_grad_norm=1e9, weight_decay=0.0)
+    schedule = optimizers.lr_schedule(1e-2, 10, anneal=False)
+    muon = optimizers.clipped_optimizer("muon", schedule, max_grad_norm=1e9, weight_decay=0.0)
     adamw = optax.adamw(schedule, weight_decay=0.0, nesterov=True)  # optax's muon's own, for the rest
     by_muon, _ = muon.update(grads, muon.init(params), params)
     by_adamw, _ = adamw.update(grads, adamw.init(params), params)
-    for path, update in jax.tree_util.tree_flatten_with_path(by_muon)[0]:
+    for (path, update), adamw_update in zip(jax.tree.leaves_with_path(by_muon), jax.tree.leaves(by_adamw)):
         name = jax.tree_util.keystr(path)
         if update.ndim == 4:  # [3, 3, C, F] as the [9C, F] matrix: its singular values all alike
             singular = np.linalg.svd(np.asarray(update).reshape(-1, update.shape[-1]), compute_uv=False)
             assert singular.min() > 0.5 * singular.max(), (name, singular)
         else:  # (Nesterov) AdamW's first step on the same gradient
-            chex.assert_trees_all_close(update, _leaf(by_adamw, path), atol=1e-7, custom_message=name)
-
-
-def _leaf(tree, path):
-    for key in path:
-        tree = tree[key.key]
-    return tree
+            chex.assert_trees_all_close(update, adamw_update, atol=1e-7, custom_message=name)
 
 
 def test_the_search_player_can_be_the_teacher():

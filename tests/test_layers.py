@@ -29,6 +29,7 @@ LAYERS = {
     "msjax.adapters": 1,
     "msjax.agent": 2,
     "msjax.losses": 2,
+    "msjax.optimizers": 2,
     "msjax.stages": 3,
     "msjax.evaluate": 3,
     "msjax.diagnostics": 3,

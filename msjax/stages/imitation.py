@@ -54,7 +54,7 @@ import optax
 
 from msjax import distributed
 from msjax import env as ms_env
-from msjax import losses, models
+from msjax import losses, models, optimizers
 from msjax.losses import Labelled
 from msjax.models import masked_logits
 from msjax.stages import batchplay
@@ -86,8 +86,8 @@ def make_optimizer(il_cfg: ImitationConfig) -> optax.GradientTransformation:
     """Global-norm clipping then ``il_cfg.optimizer`` (AdamW or Muon), cosine-decayed over
     the stage when ``anneal_lr``; built once per config, for the state's initialisation and
     the chunk alike."""
-    schedule = losses.lr_schedule(il_cfg.lr, il_cfg.num_updates, il_cfg.anneal_lr)
-    return losses.clipped_optimizer(il_cfg.optimizer, schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
+    schedule = optimizers.lr_schedule(il_cfg.lr, il_cfg.num_updates, il_cfg.anneal_lr)
+    return optimizers.clipped_optimizer(il_cfg.optimizer, schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
 
 
 def init_imitation_state(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from msjax import losses, solver
+from msjax import losses, optimizers, solver
 from msjax.stages.spec import check_fields
 
 
@@ -22,7 +22,7 @@ class ImitationConfig:
       num_updates: gradient steps of the whole stage (also the cosine-decay horizon).
       lr: peak learning rate, > 0.
       weight_decay: decoupled weight decay (times the learning rate), >= 0.
-      optimizer: ``"adamw"`` or ``"muon"`` (``losses.clipped_optimizer``: Muon's
+      optimizer: ``"adamw"`` or ``"muon"`` (``optimizers.clipped_optimizer``: Muon's
         orthogonalised momentum on the 3x3 kernels, scaled to AdamW's update size, Nesterov
         AdamW on the rest).
       max_grad_norm: global gradient-norm clip, > 0.
@@ -213,8 +213,8 @@ def validate_config(cfg: ImitationConfig) -> None:
         "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.gradient_states,
         "hardest_states" if cfg.hardest_states else "num_envs*steps_per_update",
     )
-    if cfg.optimizer not in losses.OPTIMIZERS:
-        raise ValueError(f"ImitationConfig.optimizer={cfg.optimizer!r} must be one of {losses.OPTIMIZERS}")
+    if cfg.optimizer not in optimizers.OPTIMIZERS:
+        raise ValueError(f"ImitationConfig.optimizer={cfg.optimizer!r} must be one of {optimizers.OPTIMIZERS}")
     if cfg.label_max_layer not in (1, 2, 3):
         raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
     if cfg.play_max_layer not in (1, 2, 3, 4):

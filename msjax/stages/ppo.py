@@ -35,7 +35,7 @@ import optax
 from msjax.stages import curriculum as curriculum_lib
 from msjax import distributed
 from msjax import env as ms_env
-from msjax import losses, models
+from msjax import losses, models, optimizers
 from msjax.losses import Batch
 from msjax.stages import batchplay
 from msjax.stages.ppo_config import VALUE_HEAD, PPOConfig
@@ -102,7 +102,7 @@ def make_lr_schedule(ppo_cfg: PPOConfig) -> optax.Schedule:
     (``anneal_lr``), else constant. Built once per config: the optimizer and the ``lr``
     metric read the same schedule."""
     steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
-    return losses.lr_schedule(ppo_cfg.lr, ppo_cfg.total_updates * steps_per_update, ppo_cfg.anneal_lr)
+    return optimizers.lr_schedule(ppo_cfg.lr, ppo_cfg.total_updates * steps_per_update, ppo_cfg.anneal_lr)
 
 
 @functools.lru_cache(maxsize=32)
@@ -111,7 +111,7 @@ def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
     per config, for the state's initialisation and the chunk alike. With
     ``trainable="value"`` only the value head's leaves are updated (``value_head_labels``);
     the others get zero updates."""
-    optimizer = losses.clipped_adamw(make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay)
+    optimizer = optimizers.clipped_adamw(make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay)
     if ppo_cfg.trainable == "all":
         return optimizer
     return optax.multi_transform({"train": optimizer, "frozen": optax.set_to_zero()}, value_head_labels)
