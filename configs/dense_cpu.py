@@ -28,6 +28,9 @@ together give 85.00%, the fresh seed 84.10%. Those figures are the run with trai
 -0.14] against seed 0, +0.45 [-0.27, +1.17] over the start), so expect about 84.3% and
 +0.85 from the stage, not the better draw (2026-11-30; RESULTS.md, "Five more tries at the
 crowded stage": exact targets, twice the batch and averages of agents moved nothing).
+With Muon in all three stages (``--config.imitation.optimizer=muon`` in each command,
+2026-12-02): 83.22% of the same 6,000, -1.48 [-2.80, -0.17] unpaired, one training run; the
+chain keeps AdamW (RESULTS.md, "Muon on the kernels").
 
 The board: the same stage from the same start on four boards at about the expert density,
 each paired on 16x16x40 (benchmarks/RESULTS.md, "The crowded stage's board"). 16x16x52 is
