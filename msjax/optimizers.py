@@ -27,16 +27,6 @@ def lr_schedule(peak_lr: float, decay_steps: int, anneal: bool) -> optax.Schedul
     return optax.cosine_decay_schedule(peak_lr, decay_steps)
 
 
-def clipped_adamw(
-    schedule: optax.Schedule, max_grad_norm: float, weight_decay: float
-) -> optax.GradientTransformation:
-    """Global-norm gradient clipping, then AdamW on ``schedule``."""
-    return optax.chain(
-        optax.clip_by_global_norm(max_grad_norm),
-        optax.adamw(schedule, weight_decay=weight_decay),
-    )
-
-
 OPTIMIZERS = ("adamw", "muon")
 
 
@@ -53,18 +43,17 @@ def conv_kernel_dims(params: Any) -> Any:
 def clipped_optimizer(
     kind: str, schedule: optax.Schedule, max_grad_norm: float, weight_decay: float
 ) -> optax.GradientTransformation:
-    """Global-norm clipping, then ``kind``: ``"adamw"`` (``clipped_adamw``) or ``"muon"``
-    (``optax.contrib.muon`` on the 3x3 kernels, its updates scaled to AdamW's RMS so the same
-    ``schedule`` and decoupled ``weight_decay`` serve both; on every other leaf optax's muon's
-    own AdamW, with Nesterov momentum)."""
+    """Global-norm clipping, then ``kind`` on ``schedule``: ``"adamw"`` (``optax.adamw``) or
+    ``"muon"`` (``optax.contrib.muon`` on the 3x3 kernels, its updates scaled to AdamW's RMS so
+    the same ``schedule`` and decoupled ``weight_decay`` serve both; on every other leaf
+    optax's muon's own AdamW, with Nesterov momentum)."""
     if kind == "adamw":
-        return clipped_adamw(schedule, max_grad_norm, weight_decay)
-    if kind != "muon":
-        raise ValueError(f"optimizer {kind!r} must be one of {OPTIMIZERS}")
-    return optax.chain(
-        optax.clip_by_global_norm(max_grad_norm),
-        optax.contrib.muon(
+        step = optax.adamw(schedule, weight_decay=weight_decay)
+    elif kind == "muon":
+        step = optax.contrib.muon(
             schedule, weight_decay=weight_decay, adam_weight_decay=weight_decay,
             muon_weight_dimension_numbers=conv_kernel_dims, consistent_rms=0.2,
-        ),
-    )
+        )
+    else:
+        raise ValueError(f"optimizer {kind!r} must be one of {OPTIMIZERS}")
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), step)
