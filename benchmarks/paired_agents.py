@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
             players.append((f"{path} +symmetric", agent.symmetrised()))
         for spec in args.lookahead:
             try:
-                players.append((f"{path} +lookahead {','.join(map(str, spec))}", agent.for_board(env_cfg).with_lookahead(*spec)))
+                players.append((f"{path} +lookahead {','.join(map(str, spec))}", agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)).with_lookahead(*spec)))
             except ValueError as error:  # more candidates than cells
                 parser.error(f"--lookahead: {error}")
     device = device_name()
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(agent, np.ndarray):  # a saved row
             won = agent
         else:
-            won = np.asarray(play_games(agent.for_board(env_cfg), env_cfg, args.games, args.seed, args.batch)["won"])
+            own_cfg = ms_env.with_observation_of(env_cfg, agent.env_cfg)  # its channels, the same games
+            won = np.asarray(play_games(agent.for_board(own_cfg), own_cfg, args.games, args.seed, args.batch)["won"])
         seconds = time.perf_counter() - began
         names.append(path)
         outcomes.append(won)

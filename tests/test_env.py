@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from msjax import env
 from msjax.env import EnvConfig
+from msjax.env.numpy_env import NumpyMinesweeper
 
 # Shared compiled functions: each compiles once per config and shape.
 step = jax.jit(env.step, static_argnums=2)
@@ -429,6 +430,43 @@ def test_observation_channels():
     np.testing.assert_allclose(obs[12], 0.5)  # two mines, one flag
     np.testing.assert_allclose(obs[13], 8 / 10)  # 8 of 10 safe cells revealed
     assert env.num_channels(EnvConfig()) == 11
+
+
+def test_count_channels():
+    drawing = """
+        F # # *
+        1 1 1 1
+        . . . .
+    """
+    cfg = config_for(drawing, obs_counts=True)
+    state = position(drawing, cfg)
+    obs = np.asarray(observe(state, cfg))
+    assert env.num_channels(cfg) == 13
+    chex.assert_shape(obs, (13, 3, 4))
+    number = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]]) / 8
+    hidden_neighbours = np.array([[1, 2, 2, 1], [2, 3, 3, 2], [0, 0, 0, 0]]) / 8
+    np.testing.assert_allclose(obs[11], number)
+    np.testing.assert_allclose(obs[12], hidden_neighbours)
+    numpy_env = NumpyMinesweeper.from_mines(np.asarray(state.mine_mask)[None], cfg, auto_reset=False)
+    numpy_env.revealed[:], numpy_env.flags[:] = np.asarray(state.revealed), np.asarray(state.flags)
+    np.testing.assert_allclose(numpy_env.observe()[0], obs)  # the NumPy env's planes are the same
+
+
+def test_count_channels_leave_the_padding_out():
+    cfg = EnvConfig(H=4, W=5, boards=((3, 4, 2, 2),), obs_counts=True)
+    state = env.reset(jax.random.key(0), cfg)
+    hidden_neighbours = np.asarray(observe(state, cfg))[12] * 8
+    expected = np.zeros((4, 5))
+    expected[:3, :4] = [[3, 5, 5, 3], [5, 8, 8, 5], [3, 5, 5, 3]]  # a fresh 3x4 board
+    np.testing.assert_allclose(hidden_neighbours, expected)
+
+
+def test_with_observation_of_takes_the_channels_only():
+    board = EnvConfig(H=16, W=16, mine_count=40)
+    seen = env.with_observation_of(board, EnvConfig(obs_counts=True, obs_frontier=True))
+    assert (seen.H, seen.W, seen.mine_count) == (16, 16, 40)
+    assert env.num_channels(seen) == 14
+    assert env.with_observation_of(seen, EnvConfig()) == board
 
 
 def test_render_shows_numbers_flags_and_mines_after_the_end():

@@ -52,7 +52,16 @@ name, the boards of a mix), ``rules`` (actions, new games, mine placement, the f
 from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step, select_games
 from msjax.env.bits import dilate, neighbour_sum, pack_rows, unpack_rows
 from msjax.env.boards import STANDARD_BOARDS, board_env, board_name, board_shape, parse_board, playable
-from msjax.env.config import MAX_WIDTH, BoardSpec, EnvConfig, board_spec, max_mines, validate_config
+from msjax.env.config import (
+    MAX_WIDTH,
+    OBSERVATION_FIELDS,
+    BoardSpec,
+    EnvConfig,
+    board_spec,
+    max_mines,
+    validate_config,
+    with_observation_of,
+)
 from msjax.env.rules import (
     MOVES_PER_CELL,
     decode_action,
@@ -79,6 +88,7 @@ __all__ = [
     "MAX_WIDTH",
     "MOVES_PER_CELL",
     "NUM_BASE_CHANNELS",
+    "OBSERVATION_FIELDS",
     "STANDARD_BOARDS",
     "EnvConfig",
     "EnvState",
@@ -112,5 +122,6 @@ __all__ = [
     "step",
     "unpack_rows",
     "validate_config",
+    "with_observation_of",
     "with_rule_certainties",
 ]

@@ -41,6 +41,11 @@ class EnvConfig:
       flag_correct_reward, flag_incorrect_reward: flag shaping, when ``use_flag_shaping``.
       obs_frontier: add a frontier channel (hidden cells next to a revealed cell).
       obs_scalars: add two broadcast channels, ``remaining_mines_ratio`` and ``progress``.
+      obs_counts: add two count channels: each revealed cell's number / 8 (0 on hidden
+        cells), and each cell's hidden neighbours / 8 (on the board), so the first layer
+        reads "as many hidden neighbours as the number" with the same weights for every
+        number instead of one one-hot channel each. Off: on configs/small.py it changed
+        nothing (benchmarks/RESULTS.md, "Count planes in the observation").
       frontier_only_reveals: restrict the action mask's reveals to the frontier.
       density_band: ``(low, high)`` mine densities; each game draws its mine count
         uniformly from the integers in ``[ceil(low*H*W), floor(high*H*W)]``.
@@ -71,6 +76,7 @@ class EnvConfig:
     use_flag_shaping: bool = False
     obs_frontier: bool = False
     obs_scalars: bool = False
+    obs_counts: bool = False
     frontier_only_reveals: bool = False
     density_band: tuple[float, float] | None = None
     max_steps: int = 0
@@ -111,6 +117,17 @@ class EnvConfig:
             return self.mine_count, self.mine_count
         low, high = self.density_band
         return math.ceil(low * self.num_cells - 1e-9), math.floor(high * self.num_cells + 1e-9)
+
+
+OBSERVATION_FIELDS = ("obs_frontier", "obs_counts", "obs_scalars")
+"""The fields of ``EnvConfig`` that choose the observation's channels (with ``boards``)."""
+
+
+def with_observation_of(cfg: EnvConfig, like: EnvConfig) -> EnvConfig:
+    """``cfg``'s board and rules seen through ``like``'s observation channels: the config a
+    network trained on ``like`` plays ``cfg``'s games with (the games, their draws and their
+    outcomes do not depend on these fields)."""
+    return dataclasses.replace(cfg, **{name: getattr(like, name) for name in OBSERVATION_FIELDS})
 
 
 def max_mines(rows: int, cols: int, guarantee_safe_neighborhood: bool) -> int:

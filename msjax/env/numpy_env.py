@@ -273,6 +273,10 @@ class NumpyMinesweeper:
         if cfg.obs_frontier:
             channels.append(self.frontier()[:, None])
         planes = np.concatenate(channels, axis=1).astype(np.float32)
+        if cfg.obs_counts:
+            number = np.where(self.revealed, self.counts, 0)
+            counts = np.stack([number, neighbour_sum(~self.revealed)], axis=1).astype(np.float32) / 8.0
+            planes = np.concatenate([planes, counts], axis=1)
         if cfg.obs_scalars:
             mines = np.maximum(self.mine_count, 1).astype(np.float32)
             remaining = (mines - self.flags.sum(axis=(1, 2))) / mines

@@ -8,7 +8,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from msjax.env.bits import dilate
+from msjax.env.bits import dilate, neighbour_sum
 from msjax.env.boards import board_shape, num_board_cells, playable
 from msjax.env.config import EnvConfig
 from msjax.env.state import EnvState
@@ -64,16 +64,19 @@ def action_mask(state: EnvState, cfg: EnvConfig, frontier_only: Any = None) -> j
 
 
 def num_channels(cfg: EnvConfig) -> int:
-    """Channels of ``observe``: 11, plus 1 for the frontier, plus 2 for the scalars, plus 1
-    for the playable cells of a board mix."""
-    return NUM_BASE_CHANNELS + int(cfg.obs_frontier) + 2 * int(cfg.obs_scalars) + int(cfg.padded)
+    """Channels of ``observe``: 11, plus 1 for the frontier, plus 2 for the counts, plus 2 for
+    the scalars, plus 1 for the playable cells of a board mix."""
+    return (
+        NUM_BASE_CHANNELS + int(cfg.obs_frontier) + 2 * int(cfg.obs_counts) + 2 * int(cfg.obs_scalars) + int(cfg.padded)
+    )
 
 
 def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
     """float32[C, H, W], what the player sees.
 
     Channels: revealed, flags, one-hot of the number (0..8) on revealed cells; then the
-    frontier (``obs_frontier``); then ``remaining_mines_ratio`` = (mines - flags) / mines
+    frontier (``obs_frontier``); then each revealed cell's number / 8 and each cell's hidden
+    neighbours on the board / 8 (``obs_counts``); then ``remaining_mines_ratio`` = (mines - flags) / mines
     and ``progress`` = revealed safe cells / safe cells, broadcast over the whole array
     (``obs_scalars``); then, with ``boards``, the playable cells (1 on the board, 0 on its
     padding), so the network tells the board's edge from hidden cells.
@@ -84,6 +87,12 @@ def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
     if cfg.obs_frontier:
         channels.append(frontier(state, cfg)[None])
     planes = jnp.concatenate(channels).astype(jnp.float32)
+    if cfg.obs_counts:
+        on_board = playable(state, cfg) if cfg.boards else jnp.ones_like(revealed)
+        number = jnp.where(revealed, state.counts, 0)
+        hidden_neighbours = jnp.where(on_board, neighbour_sum(~revealed & on_board), 0)
+        counts = jnp.stack([number, hidden_neighbours]).astype(jnp.float32) / 8.0
+        planes = jnp.concatenate([planes, counts])
     if cfg.obs_scalars:
         mines = jnp.maximum(state.mine_count, 1).astype(jnp.float32)
         remaining = (mines - jnp.sum(state.flags)) / mines
