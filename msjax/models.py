@@ -263,13 +263,17 @@ class MinesweeperNet(nn.Module):
 
         # recycles > 0: the tower runs again on the position with the last pass's mine
         # beliefs as one more input plane (the same weights; the first pass sees zeros).
+        # Each earlier pass's mine logits are sown as ("intermediates", "pass_mine_logits"):
+        # apply(..., mutable=["intermediates"]) returns them (ImitationConfig.pass_mine_weight).
         beliefs = jnp.zeros((batch, height, width, 1), dtype)
-        for _ in range(self.cfg.recycles + 1):
+        for index in range(self.cfg.recycles + 1):
             features = jnp.concatenate([x, beliefs], axis=-1) if self.cfg.recycles else x
             for block in tower:
                 features = block(features)
             mine_logits = mine_head(features)[..., 0]
             beliefs = jax.nn.sigmoid(mine_logits)[..., None].astype(dtype)
+            if index < self.cfg.recycles:
+                self.sow("intermediates", "pass_mine_logits", mine_logits.astype(jnp.float32))
         x = features
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only

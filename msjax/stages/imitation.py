@@ -369,9 +369,20 @@ def learn_and_play(
     step = label_states(state.env_states, state.key, env_cfg, il_cfg)
 
     def loss_and_logits(params):
-        logits, _, mine_logits = apply_fn(params, step.labelled.obs)
+        if not il_cfg.pass_mine_weight:
+            logits, _, mine_logits = apply_fn(params, step.labelled.obs)
+            shares, metrics = losses.imitation_loss_shares(logits, mine_logits, step.labelled, il_cfg)
+            return jnp.sum(shares), (metrics, logits)
+        (logits, _, mine_logits), sown = apply_fn(params, step.labelled.obs, mutable=["intermediates"])
         shares, metrics = losses.imitation_loss_shares(logits, mine_logits, step.labelled, il_cfg)
-        return jnp.sum(shares), (metrics, logits)
+        earlier = sown["intermediates"]["pass_mine_logits"]
+        labels = jnp.maximum(jnp.sum(step.labelled.mine_label_mask.astype(jnp.float32)), 1.0)
+        pass_bce = sum(
+            jnp.sum(losses.mine_bce_sums(logits_k, step.labelled.mine_target, step.labelled.mine_label_mask))
+            for logits_k in earlier
+        ) / (len(earlier) * labels)
+        metrics = {**metrics, "pass_mine_bce": pass_bce}
+        return jnp.sum(shares) + il_cfg.pass_mine_weight * pass_bce, (metrics, logits)
 
     (loss, (metrics, logits)), grads = jax.value_and_grad(loss_and_logits, has_aux=True)(state.params)
     params, opt_state, metrics = batchplay.apply_gradients(grads, state.params, state.opt_state, optimizer, loss, metrics)
@@ -398,6 +409,10 @@ def imitation_chunk_fn(
     """
     if not isinstance(num_updates, int) or num_updates < 1:
         raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
+    if il_cfg.pass_mine_weight and not model_cfg.recycles:
+        raise ValueError(
+            f"imitation.pass_mine_weight={il_cfg.pass_mine_weight} needs model.recycles >= 1 (earlier passes to supervise)"
+        )
     apply_fn = models.make_model(model_cfg).apply
     optimizer = make_optimizer(il_cfg)
 
