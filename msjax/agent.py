@@ -174,7 +174,7 @@ class Agent:
             raise ValueError(
                 f"env_cfg gives {ms_env.num_channels(env_cfg)} observation channels, the network "
                 f"was trained on {ms_env.num_channels(self.env_cfg)} "
-                "(obs_frontier, obs_counts and obs_scalars must match)"
+                f"({', '.join(ms_env.OBSERVATION_FIELDS)}, and whether boards is set, must match)"
             )
         return self.replace(env_cfg=env_cfg)
 

@@ -14,7 +14,7 @@ from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import exact as exact_lib
 from msjax import losses, models, optimizers, solver
-from msjax.stages import imitation
+from msjax.stages import gradient_states, imitation
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 
@@ -155,7 +155,7 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
     forced_shares = np.asarray(shares)[[0, 1, 3]]  # their mine terms are equal: they differ by the set CE
     np.testing.assert_allclose(forced_shares - forced_shares[0], forced_ce - forced_ce[0], atol=1e-6)
     # the guess state (its cell-2 move, weighted 0.3) and the forced state on cell 2 carry the most
-    chosen, batch_metrics = imitation.hardest(batch, (outputs[0], outputs[2]), cfg)
+    chosen, batch_metrics = gradient_states.hardest(batch, (outputs[0], outputs[2]), cfg)
     np.testing.assert_array_equal(chosen.forced_safe, batch.forced_safe[jnp.array([1, 2])])
     np.testing.assert_allclose(batch_metrics["loss"], loss, rtol=1e-6)
     np.testing.assert_allclose(batch_metrics["hardest_loss_share"], (shares[1] + shares[2]) / loss, rtol=1e-5)
@@ -332,7 +332,7 @@ def test_symmetry_augmentation_moves_each_state_and_its_labels_together(height, 
         mine_target=mine_target,
         mine_label_mask=as_board(masks[3]),
     )
-    moved = imitation.augment_with_symmetries(batch, jax.random.key(1), height, width)
+    moved = gradient_states.augment_with_symmetries(batch, jax.random.key(1), height, width)
     chex.assert_trees_all_equal_shapes(moved, batch)
     reveals = lambda x: np.asarray(x)[:, :cells].reshape(batch_size, height, width)
     labels = [moved.mine_target, reveals(moved.action_mask), reveals(moved.forced_safe),

@@ -58,6 +58,7 @@ from msjax import losses, models, optimizers
 from msjax.losses import Labelled
 from msjax.models import masked_logits
 from msjax.stages import batchplay
+from msjax.stages.gradient_states import augment_with_symmetries, hardest
 from msjax.stages.imitation_config import SURVIVAL_TOLERANCE, ImitationConfig  # noqa: F401 (exported)
 from msjax.stages.spec import StageSpec
 
@@ -293,44 +294,6 @@ def safest_cells(mine_prob: jax.Array, hidden: jax.Array) -> jax.Array:
     return hidden & (risk <= lowest + SAFEST_TOLERANCE)
 
 
-def augment_with_symmetries(batch: Labelled, key: jax.Array, height: int, width: int) -> Labelled:
-    """``batch`` (``[B, ...]``) with each state and its labels taken through a symmetry of
-    the board drawn uniformly (``models.board_symmetries``)."""
-    group = models.board_symmetries(height, width)
-    choice = jax.random.randint(key, (batch.obs.shape[0],), 0, len(group))
-    as_board = lambda x: x.reshape(x.shape[:1] + (-1, height, width))  # noqa: E731
-    boards = {
-        "obs": batch.obs, "mine_target": batch.mine_target, "mine_label_mask": batch.mine_label_mask,
-        "action_mask": as_board(batch.action_mask), "forced_safe": as_board(batch.forced_safe),
-        "forced_mines": as_board(batch.forced_mines),
-        "teacher_moves": as_board(batch.teacher_moves),
-    }
-    branches = [functools.partial(jax.tree.map, functools.partial(models.transform_board, steps=g)) for g in group]
-    moved = jax.vmap(lambda index, state: jax.lax.switch(index, branches, state))(choice, boards)
-    flat = lambda x: x.reshape(x.shape[0], -1)  # noqa: E731
-    return batch.replace(
-        obs=moved["obs"], mine_target=moved["mine_target"], mine_label_mask=moved["mine_label_mask"],
-        action_mask=flat(moved["action_mask"]), forced_safe=flat(moved["forced_safe"]),
-        forced_mines=flat(moved["forced_mines"]),
-        teacher_moves=flat(moved["teacher_moves"]),
-    )
-
-
-def hardest(
-    batch: Labelled, outputs: tuple[jax.Array, jax.Array], il_cfg: ImitationConfig
-) -> tuple[Labelled, dict[str, jax.Array]]:
-    """The ``il_cfg.hardest_states`` states of ``batch`` (``[B, ...]``) that carry the most
-    loss given the network's ``outputs`` on them (``(logits, mine_logits)``), in the order
-    of ``batch``, and the whole batch's loss metrics: ``imitation_loss``'s and ``loss``,
-    plus ``hardest_loss_share``, the part of the loss the chosen states carry."""
-    shares, metrics = losses.imitation_loss_shares(*outputs, batch, il_cfg)
-    _, chosen = jax.lax.top_k(shares, il_cfg.hardest_states)
-    chosen = jnp.sort(chosen)  # keep the games' order (and their split over devices)
-    loss = jnp.sum(shares)
-    metrics = {**metrics, "loss": loss, "hardest_loss_share": jnp.sum(shares[chosen]) / jnp.maximum(loss, 1e-12)}
-    return jax.tree.map(lambda x: x[chosen], batch), metrics
-
-
 def flatten_games(x: jax.Array) -> jax.Array:
     """[T, N, ...] -> [N*T, ...], game-major, so the games' split over devices carries over."""
     return jnp.swapaxes(x, 0, 1).reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
@@ -369,20 +332,17 @@ def learn_and_play(
     step = label_states(state.env_states, state.key, env_cfg, il_cfg)
 
     def loss_and_logits(params):
-        if not il_cfg.pass_mine_weight:
+        if il_cfg.pass_mine_weight:  # the model sows the earlier passes' mine logits
+            (logits, _, mine_logits), sown = apply_fn(params, step.labelled.obs, mutable=["intermediates"])
+        else:
             logits, _, mine_logits = apply_fn(params, step.labelled.obs)
-            shares, metrics = losses.imitation_loss_shares(logits, mine_logits, step.labelled, il_cfg)
-            return jnp.sum(shares), (metrics, logits)
-        (logits, _, mine_logits), sown = apply_fn(params, step.labelled.obs, mutable=["intermediates"])
         shares, metrics = losses.imitation_loss_shares(logits, mine_logits, step.labelled, il_cfg)
-        earlier = sown["intermediates"]["pass_mine_logits"]
-        labels = jnp.maximum(jnp.sum(step.labelled.mine_label_mask.astype(jnp.float32)), 1.0)
-        pass_bce = sum(
-            jnp.sum(losses.mine_bce_sums(logits_k, step.labelled.mine_target, step.labelled.mine_label_mask))
-            for logits_k in earlier
-        ) / (len(earlier) * labels)
-        metrics = {**metrics, "pass_mine_bce": pass_bce}
-        return jnp.sum(shares) + il_cfg.pass_mine_weight * pass_bce, (metrics, logits)
+        loss = jnp.sum(shares)
+        if il_cfg.pass_mine_weight:
+            pass_bce = losses.earlier_passes_bce(sown["intermediates"]["pass_mine_logits"], step.labelled)
+            metrics = {**metrics, "pass_mine_bce": pass_bce}
+            loss = loss + il_cfg.pass_mine_weight * pass_bce
+        return loss, (metrics, logits)
 
     (loss, (metrics, logits)), grads = jax.value_and_grad(loss_and_logits, has_aux=True)(state.params)
     params, opt_state, metrics = batchplay.apply_gradients(grads, state.params, state.opt_state, optimizer, loss, metrics)
