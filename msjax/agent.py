@@ -124,14 +124,21 @@ class Agent:
     lookahead_limits: solver_lib.ExactLimits = struct.field(pytree_node=False, default=solver_lib.ExactLimits())
 
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
-        """int32[]: the move on one board (``key`` is needed only when sampling or looking ahead)."""
+        """int32[]: the move on one board (``key`` is needed only when sampling or looking
+        ahead). A ``carry_beliefs`` network plays it from a zero prior (``act_carry``
+        carries its beliefs over a game's moves)."""
         key = jax.random.key(0) if key is None else key
         if self.lookahead:
             return lookahead_actions(self, jax.tree.map(lambda x: x[None], state), key[None])[0]
-        if self.proofs == "off":
-            return models.policy_action(self.params, self.model_cfg, self.env_cfg, state, key, self.greedy, self.symmetric)
-        logits, _, _ = self.outputs(state)
+        return self.action_from_logits(state, self.outputs(state)[0], key)
+
+    def action_from_logits(self, state: ms_env.EnvState, logits: jax.Array, key: jax.Array) -> jax.Array:
+        """int32[]: the move on one board given the network's policy ``logits`` (f32[2HW])
+        on it: the legal move the policy likes best (or a draw), with ``proofs`` among
+        the proved cells while there are any, never on a proved mine."""
         legal = ms_env.action_mask(state, self.env_cfg)
+        if self.proofs == "off":
+            return models.choose_action(logits, legal, key, self.greedy)
         forced = solver_lib.forced_moves(state, self.env_cfg, PROOF_SOLVERS[self.proofs])
         safe = (forced.safe & ~state.revealed).reshape(-1)
         num_cells = self.env_cfg.num_cells
@@ -146,6 +153,36 @@ class Agent:
         if self.lookahead:
             return lookahead_actions(self, states, keys)
         return jax.vmap(lambda state, key: self.act(state, key))(states, keys)
+
+    @property
+    def carries_beliefs(self) -> bool:
+        """Whether the network reads its own beliefs of the game's previous move
+        (``ModelConfig.carry_beliefs``): ``evaluate.play_games`` then plays through
+        ``initial_beliefs`` and ``act_carry``."""
+        return self.model_cfg.carry_beliefs
+
+    def initial_beliefs(self, states: ms_env.EnvState) -> jax.Array:
+        """float32[B, H, W]: the beliefs ``act_carry`` starts a batch of games from (zeros)."""
+        return jnp.zeros(states.revealed.shape, jnp.float32)
+
+    def act_carry(
+        self, states: ms_env.EnvState, keys: jax.Array, beliefs: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """``(int32[B] moves, float32[B, H, W] beliefs)`` on a batch of boards: the network
+        reads ``beliefs``, its mine beliefs from each game's previous move (as
+        ``models.carried_prior`` masks them), and hands on its mine beliefs on these
+        positions for the next move. ``initial_beliefs`` starts the games.
+
+        Raises:
+          ValueError: with ``lookahead`` (its searched leaves have no previous move).
+        """
+        if self.lookahead:
+            raise ValueError("Agent.lookahead does not carry beliefs over moves (model.carry_beliefs)")
+        obs = jax.vmap(ms_env.observe, in_axes=(0, None))(states, self.env_cfg)
+        prior = models.carried_prior(beliefs, states.revealed) if self.carries_beliefs else None
+        logits, _, mine_logits = models.apply_network(self.params, self.model_cfg, obs, self.symmetric, prior)
+        actions = jax.vmap(self.action_from_logits)(states, logits, keys)
+        return actions, jax.nn.sigmoid(mine_logits)
 
     def outputs(self, state: ms_env.EnvState) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The network on one board: ``(logits f32[2HW], value f32[], mine_logits f32[H, W])``."""

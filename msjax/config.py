@@ -128,6 +128,14 @@ class ExperimentConfig:
                 raise ValueError("ppo.enabled=False needs imitation.enabled=True: a run plays at least one stage")
             if self.curriculum.enabled:
                 raise ValueError("ppo.enabled=False with curriculum.enabled=True: only the PPO stage plays a curriculum")
+        if self.model.carry_beliefs:
+            if self.ppo.enabled:
+                raise ValueError(
+                    "model.carry_beliefs=True needs ppo.enabled=False: the PPO stage plays each move from a zero prior"
+                )
+            problem = self.imitation.belief_carry_problem()
+            if problem:
+                raise ValueError(f"model.carry_beliefs=True needs {problem}")
 
 
 SECTION_TYPES: dict[str, type] = {field.name: type(field.default) for field in dataclasses.fields(ExperimentConfig)}

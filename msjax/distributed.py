@@ -172,9 +172,13 @@ def batch_sharded(mesh: Mesh) -> NamedSharding:
 
 def state_shardings(state: Any, mesh: Mesh) -> Any:
     """A pytree like ``state`` (a ``PPOState`` or ``ImitationState``, concrete or
-    abstract) of its leaves' shardings: ``env_states`` batch-sharded, the rest replicated."""
+    abstract) of its leaves' shardings: ``env_states`` (and an ``ImitationState``'s carried
+    ``beliefs``, one per game) batch-sharded, the rest replicated."""
     full = jax.tree.map(lambda _: replicated(mesh), state)
-    return full.replace(env_states=jax.tree.map(lambda _: batch_sharded(mesh), state.env_states))
+    per_game = {"env_states": jax.tree.map(lambda _: batch_sharded(mesh), state.env_states)}
+    if getattr(state, "beliefs", None) is not None:
+        per_game["beliefs"] = batch_sharded(mesh)
+    return full.replace(**per_game)
 
 
 def place(state: Any, mesh: Mesh) -> Any:

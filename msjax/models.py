@@ -74,6 +74,14 @@ class ModelConfig:
         (zeros on the first pass): the same weights, a deeper inference at (1 + recycles)
         times the compute; the heads read the last pass, gradients flow through all of them.
         0 (the default): one pass, no extra plane.
+      carry_beliefs: the first pass's belief plane is the network's own mine beliefs from
+        the game's previous move (``prior`` of the call; ``carried_prior`` masks them to
+        the cells still hidden, zeros before a game's first reveal) instead of zeros: a
+        recurrence over the game's moves at no extra network pass. The beliefs enter as
+        inputs (no gradient flows into the earlier move). The players and stages that
+        carry them: ``evaluate.play_games`` (``Agent.act_carry``) and the imitation stage
+        with ``forward_is_shared``; everything else plays each move from a zero prior.
+        False (the default): no carry.
     """
 
     channels: tuple[int, ...] = (32, 64, 64)
@@ -88,6 +96,12 @@ class ModelConfig:
     conv_impl: str = "auto"
     remat: bool = False
     recycles: int = 0
+    carry_beliefs: bool = False
+
+    @property
+    def has_belief_plane(self) -> bool:
+        """Whether the first convolution reads a belief plane (``recycles`` or ``carry_beliefs``)."""
+        return bool(self.recycles) or self.carry_beliefs
 
     def __post_init__(self):
         if not isinstance(self.channels, tuple) or not self.channels:
@@ -110,6 +124,8 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
         if not isinstance(self.recycles, int) or isinstance(self.recycles, bool) or not 0 <= self.recycles <= 4:
             raise ValueError(f"ModelConfig.recycles={self.recycles!r} must be an int in [0, 4]")
+        if not isinstance(self.carry_beliefs, bool):
+            raise ValueError(f"ModelConfig.carry_beliefs={self.carry_beliefs!r} must be a bool")
         if not isinstance(self.remat, bool):
             raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
         if self.block_order not in _BLOCK_ORDERS:
@@ -230,7 +246,10 @@ class MinesweeperNet(nn.Module):
     cfg: ModelConfig
 
     @nn.compact
-    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    def __call__(self, obs: jax.Array, prior: jax.Array | None = None) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``obs`` float32[B, C, H, W]; ``prior`` float32[B, H, W], the first pass's belief
+        plane (``carry_beliefs``; None: zeros). Returns ``(logits [B, 2HW], value [B],
+        mine_logits [B, H, W])``."""
         dtype = _DTYPES[self.cfg.dtype]
         impl = _resolve_conv_impl(self.cfg.conv_impl)
         batch, _, height, width = obs.shape
@@ -262,12 +281,15 @@ class MinesweeperNet(nn.Module):
         mine_head = nn.Dense(1, dtype=dtype, name="mine_head")
 
         # recycles > 0: the tower runs again on the position with the last pass's mine
-        # beliefs as one more input plane (the same weights; the first pass sees zeros).
+        # beliefs as one more input plane (the same weights; the first pass sees zeros, or
+        # with carry_beliefs the previous move's beliefs, ``prior``).
         # Each earlier pass's mine logits are sown as ("intermediates", "pass_mine_logits"):
         # apply(..., mutable=["intermediates"]) returns them (ImitationConfig.pass_mine_weight).
-        beliefs = jnp.zeros((batch, height, width, 1), dtype)
+        if prior is not None and not self.cfg.carry_beliefs:
+            raise ValueError("a prior belief plane needs ModelConfig.carry_beliefs=True")
+        beliefs = jnp.zeros((batch, height, width, 1), dtype) if prior is None else prior[..., None].astype(dtype)
         for index in range(self.cfg.recycles + 1):
-            features = jnp.concatenate([x, beliefs], axis=-1) if self.cfg.recycles else x
+            features = jnp.concatenate([x, beliefs], axis=-1) if self.cfg.has_belief_plane else x
             for block in tower:
                 features = block(features)
             mine_logits = mine_head(features)[..., 0]
@@ -302,8 +324,8 @@ def init_params(key: jax.Array, model_cfg: ModelConfig, env_cfg: ms_env.EnvConfi
 
 
 def with_belief_plane(params: Any) -> Any:
-    """The parameters of a network with ``recycles=0``, for the same network with
-    ``recycles >= 1``: the first convolution's kernel ``[3, 3, C, F]`` gains a zero input
+    """The parameters of a network without a belief plane, for the same network with one
+    (``ModelConfig.has_belief_plane``: ``recycles >= 1`` or ``carry_beliefs``): the first convolution's kernel ``[3, 3, C, F]`` gains a zero input
     slot, ``[3, 3, C + 1, F]``, for the belief plane.
 
     The belief plane then adds nothing, so each pass computes what the single pass did and
@@ -362,9 +384,22 @@ def transform_board(x: jax.Array, steps: tuple[str, ...], inverse: bool = False)
     return x
 
 
-def apply_network(params: Any, model_cfg: ModelConfig, obs: jax.Array, symmetric: bool = False):
+def carried_prior(beliefs: jax.Array, revealed: jax.Array) -> jax.Array:
+    """float32[B, H, W]: the belief plane a ``carry_beliefs`` network reads on a position,
+    from its mine ``beliefs`` (float32[B, H, W], the sigmoid of its mine head on the game's
+    previous position) and the position's ``revealed`` (bool[B, H, W]): the beliefs on the
+    cells still hidden, and zeros on a board with nothing revealed yet (a new game, so
+    that a finished game's beliefs never reach the next game in its slot)."""
+    started = jnp.any(revealed, axis=(1, 2), keepdims=True)
+    return jnp.where(started & ~revealed, beliefs, 0.0).astype(jnp.float32)
+
+
+def apply_network(
+    params: Any, model_cfg: ModelConfig, obs: jax.Array, symmetric: bool = False, prior: jax.Array | None = None,
+):
     """The network on ``obs`` (float32[B, C, H, W]): ``(logits [B, 2HW], value [B],
-    mine_logits [B, H, W])``.
+    mine_logits [B, H, W])``; ``prior`` (float32[B, H, W]) the belief plane of a
+    ``carry_beliefs`` network (``carried_prior``; None: zeros).
 
     With ``symmetric``, the network also sees each symmetry of the boards
     (``board_symmetries``; one call on a batch ``len(symmetries)`` times larger) and the
@@ -373,10 +408,11 @@ def apply_network(params: Any, model_cfg: ModelConfig, obs: jax.Array, symmetric
     """
     apply = make_model(model_cfg).apply
     if not symmetric:
-        return apply(params, obs)
+        return apply(params, obs, prior)
     batch, _, height, width = obs.shape
     group = board_symmetries(height, width)
-    logits, value, mine_logits = apply(params, jnp.concatenate([transform_board(obs, g) for g in group]))
+    all_priors = None if prior is None else jnp.concatenate([transform_board(prior, g) for g in group])
+    logits, value, mine_logits = apply(params, jnp.concatenate([transform_board(obs, g) for g in group]), all_priors)
     as_maps = lambda x: x.reshape((len(group), batch) + x.shape[1:])
     logits = as_maps(logits).reshape(len(group), batch, 2, height, width)
     mine_logits = as_maps(mine_logits)

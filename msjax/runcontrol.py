@@ -320,9 +320,10 @@ def warm_start_params(cfg: ExperimentConfig) -> Any:
     """The network parameters of the run or checkpoint ``cfg.run.init_from`` (None when
     it is ""), placed on the host.
 
-    ``model.recycles`` may differ where both networks have the same parameters (both
-    recycle, or neither), and a plain network (``recycles=0``) starts a recycling one
-    (``models.with_belief_plane``: it plays as the plain one until trained).
+    ``model.recycles`` and ``model.carry_beliefs`` may differ where both networks have the
+    same parameters (both read a belief plane, or neither: ``ModelConfig.has_belief_plane``),
+    and a network without the plane starts one with it (``models.with_belief_plane``: it
+    plays as the plain one until trained).
 
     Raises:
       ValueError: nothing there can be read, its network differs from ``cfg.model``
@@ -337,20 +338,21 @@ def warm_start_params(cfg: ExperimentConfig) -> Any:
         raise ValueError(
             f"run.init_from={cfg.run.init_from!r}: {err} (train that run first, or set run.init_from='')"
         ) from err
-    saved_recycles = agent.config.model.recycles
-    if saved_recycles and not cfg.model.recycles:
+    saved, wanted = agent.config.model, cfg.model
+    if saved.has_belief_plane and not wanted.has_belief_plane:
         raise ValueError(
-            f"run.init_from={cfg.run.init_from!r} holds a network with model.recycles={saved_recycles}, "
-            "whose first layer reads the belief plane: it cannot start model.recycles=0"
+            f"run.init_from={cfg.run.init_from!r} holds a network with model.recycles={saved.recycles} and "
+            f"model.carry_beliefs={saved.carry_beliefs}, whose first layer reads the belief plane: it cannot "
+            "start a network without one (model.recycles=0, model.carry_beliefs=False)"
         )
     other_network = [
         line
         for line in config_lib.differences(agent.config, cfg)
-        if line.startswith("model.") and not line.startswith("model.recycles:")
+        if line.startswith("model.") and not line.startswith(("model.recycles:", "model.carry_beliefs:"))
     ]
     if other_network:
         raise ValueError(f"run.init_from={cfg.run.init_from!r} holds another network: {'; '.join(other_network)}")
     agent.for_board(cfg.env)  # the same observation channels, or a ValueError naming them
-    if cfg.model.recycles and not saved_recycles:
+    if wanted.has_belief_plane and not saved.has_belief_plane:
         return jax.device_get(models.with_belief_plane(agent.params))
     return agent.params

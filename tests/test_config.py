@@ -122,6 +122,19 @@ def test_a_run_without_ppo_needs_the_imitation_stage_and_no_curriculum():
         PPOConfig(enabled=1)
 
 
+def test_carried_beliefs_need_a_run_whose_stages_carry_them():
+    imitation_only = ["ppo.enabled=false", "imitation.enabled=true", "imitation.steps_per_update=1",
+                      "imitation.learner_fraction=0.5"]
+    assert apply_overrides(BASE, imitation_only + ["model.carry_beliefs=true"]).model.carry_beliefs
+    with pytest.raises(ValueError, match=r"model\.carry_beliefs=True needs ppo\.enabled=False"):
+        apply_overrides(BASE, ["imitation.enabled=true", "model.carry_beliefs=true"])
+    with pytest.raises(ValueError, match=r"model\.carry_beliefs=True needs imitation\.forward_is_shared"):
+        apply_overrides(BASE, imitation_only + ["imitation.steps_per_update=2", "model.carry_beliefs=true"])
+    for unlabelled in ("imitation.solver_moves_per_label=4", "imitation.random_first_click_share=0.5"):
+        with pytest.raises(ValueError, match=r"model\.carry_beliefs=True needs imitation\.solver_moves_per_label=1"):
+            apply_overrides(BASE, imitation_only + [unlabelled, "model.carry_beliefs=true"])
+
+
 def test_an_experiment_config_checks_the_type_of_each_section():
     with pytest.raises(ValueError, match=r"ExperimentConfig\.ppo must be a PPOConfig"):
         ExperimentConfig(ppo=BASE.model)

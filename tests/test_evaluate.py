@@ -145,3 +145,32 @@ def test_bad_arguments_are_rejected_with_the_argument_named():
         evaluate(RandomAgent(CFG), CFG, episodes=0)
     with pytest.raises(ValueError, match="max_steps"):
         evaluate(RandomAgent(CFG), CFG, episodes=4, max_steps=0)
+
+
+@struct.dataclass
+class CountingPlayer:
+    """Reveals cell k at its k-th move, counting its moves in the beliefs it carries
+    (``act`` alone would reveal cell 0 every time)."""
+
+    H: int = struct.field(pytree_node=False, default=4)
+    carries_beliefs: bool = struct.field(pytree_node=False, default=True)
+
+    def act(self, state, key):
+        return jnp.int32(0)
+
+    def initial_beliefs(self, states):
+        return jnp.zeros(states.revealed.shape, jnp.float32)
+
+    def act_carry(self, states, keys, beliefs):
+        moves = beliefs[:, 0, 0].astype(jnp.int32)
+        return moves, beliefs + 1.0
+
+
+def test_play_games_hands_a_players_beliefs_on_from_move_to_move():
+    cfg = ms_env.EnvConfig(H=4, W=4, mine_count=1)
+    games = play_games(CountingPlayer(), cfg, episodes=8, seed=3, batch_size=8)
+    # Cells 0, 1, 2, ... in turn: a move is only invalid where a cascade already opened the cell,
+    # so every game ends (won, or on its one mine) within the board's 16 cells.
+    assert games["finished"].all() and (games["steps"] <= 16).all()
+    stateless = play_games(CountingPlayer(carries_beliefs=False), cfg, episodes=8, seed=3, batch_size=8, max_steps=16)
+    assert (stateless["invalid"] > 0).any()  # without the carry the same cell again and again

@@ -251,16 +251,18 @@ def test_the_solver_games_move_unlabelled_between_labels_and_the_learner_games_d
     assert same is state.env_states and same_key is state.key
 
 
-@pytest.mark.parametrize(  # all states, or the gradient on the hardest half; and Muon on the kernels
-    ("hardest_states", "optimizer"), [(0, "adamw"), (16, "adamw"), (0, "muon")]
+@pytest.mark.parametrize(  # all states, or the gradient on the hardest half; Muon on the kernels; carried beliefs
+    ("hardest_states", "optimizer", "carry_beliefs"),
+    [(0, "adamw", False), (16, "adamw", False), (0, "muon", False), (0, "adamw", True)],
 )
-def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(hardest_states, optimizer):
+def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(hardest_states, optimizer, carry_beliefs):
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
-    model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False)
+    model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False, carry_beliefs=carry_beliefs)
     il_cfg = imitation.ImitationConfig(  # layer 1: quick to compile
         num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1, opening_weight=1.0,
         hardest_states=hardest_states, optimizer=optimizer,
     )
+    assert il_cfg.forward_is_shared or not carry_beliefs
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)
     state, metrics = chunk(state)
@@ -268,6 +270,11 @@ def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(
     for name, values in metrics.items():
         assert values.shape == (240,) and np.isfinite(values).all(), name
     assert int(state.update) == 240
+    if carry_beliefs:  # each game's mine beliefs, handed on to its next update
+        chex.assert_shape(state.beliefs, (32, 5, 5))
+        assert 0.0 <= float(state.beliefs.min()) and float(state.beliefs.max()) <= 1.0
+    else:
+        assert state.beliefs is None
     if hardest_states:  # the chosen half carries more than half of the loss
         assert (metrics["hardest_loss_share"] > 0.5).all() and (metrics["hardest_loss_share"] <= 1 + 1e-6).all()
     early, late = metrics["loss"][5:35].mean(), metrics["loss"][-30:].mean()
@@ -277,6 +284,7 @@ def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(
     # the opening term: its loss falls and the greedy network opens where the solver does
     assert metrics["opening_ce"][-30:].mean() < 0.5 * metrics["opening_ce"][:10].mean()
     trained = agent_lib.Agent(params=state.params, model_cfg=model_cfg, env_cfg=env_cfg)
+    assert trained.carries_beliefs == carry_beliefs
     row, col = solver.first_click(env_cfg)
     assert int(trained.act(ms_env.reset(jax.random.key(1), env_cfg))) == row * env_cfg.W + col
     # and it wins more than a random player on the same boards
@@ -465,3 +473,27 @@ def test_pass_mine_weight_supervises_the_earlier_passes_too():
     assert placed[-30:].mean() < 0.8 * placed[:10].mean()  # the first pass learns the mines (0.89 unsupervised)
     with pytest.raises(ValueError, match="pass_mine_weight=2.0 needs model.recycles >= 1"):
         imitation.imitation_chunk_fn(env_cfg, dataclasses.replace(model_cfg, recycles=0), il_cfg, 4)
+
+
+def test_the_beliefs_handed_on_are_the_gradient_passs_on_each_games_state():
+    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
+    model_cfg = models.ModelConfig(channels=(8, 8), value_hidden=8, flag_actions=False, carry_beliefs=True)
+    il_cfg = imitation.ImitationConfig(num_envs=8, play_max_layer=1, label_max_layer=1)
+    state = imitation.init_imitation_state(jax.random.key(4), env_cfg, model_cfg, il_cfg)
+    state, _ = jax.jit(imitation.imitation_chunk_fn(env_cfg, model_cfg, il_cfg, 2))(state)  # games under way
+    state = state.replace(beliefs=jax.random.uniform(jax.random.key(5), (8, 5, 5)))
+    apply_fn = models.make_model(model_cfg).apply
+    optimizer = imitation.make_optimizer(il_cfg)
+    learn = jax.jit(imitation.learn_and_play, static_argnums=(1, 2, 3, 4))
+    *_, beliefs = learn(state, apply_fn, optimizer, env_cfg, il_cfg)
+    # the same labelled states (the same key), the network before the step, each game's prior
+    step = jax.jit(imitation.label_states, static_argnums=(2, 3))(state.env_states, state.key, env_cfg, il_cfg)
+    prior = models.carried_prior(state.beliefs, step.env_states.revealed)
+    _, _, mine_logits = apply_fn(state.params, step.labelled.obs, prior)
+    np.testing.assert_allclose(beliefs, jax.nn.sigmoid(mine_logits), rtol=1e-5, atol=1e-6)
+    without = apply_fn(state.params, step.labelled.obs, None)[2]
+    assert float(jnp.max(jnp.abs(without - mine_logits))) > 1e-4  # the prior was read
+    with pytest.raises(ValueError, match="carry_beliefs=True needs imitation.forward_is_shared"):
+        imitation.imitation_chunk_fn(env_cfg, model_cfg, dataclasses.replace(il_cfg, steps_per_update=2), 2)
+    with pytest.raises(ValueError, match="carry_beliefs=True needs imitation.solver_moves_per_label=1"):
+        imitation.imitation_chunk_fn(env_cfg, model_cfg, dataclasses.replace(il_cfg, solver_moves_per_label=2), 2)

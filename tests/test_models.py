@@ -130,6 +130,7 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
         ("norm", "batch", "norm"),
         ("recycles", 5, "recycles"),
         ("recycles", True, "recycles"),
+        ("carry_beliefs", 1, "carry_beliefs"),
     ],
 )
 def test_bad_model_configs_name_the_field(field, value, message):
@@ -206,3 +207,35 @@ def test_each_earlier_pass_sows_its_mine_logits():
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
     _, nothing = models.make_model(TINY).apply(plain, obs, mutable=["intermediates"])
     assert not nothing  # one pass: nothing sown
+
+
+def test_the_carried_prior_keeps_the_beliefs_on_hidden_cells_of_a_started_game():
+    beliefs = jnp.array([[[0.9, 0.2], [0.4, 0.7]], [[0.3, 0.3], [0.6, 0.1]]])
+    revealed = jnp.array([[[False, True], [False, False]], [[False, False], [False, False]]])  # game 2: new
+    prior = models.carried_prior(beliefs, revealed)
+    np.testing.assert_allclose(prior, [[[0.9, 0.0], [0.4, 0.7]], [[0.0, 0.0], [0.0, 0.0]]])
+    assert prior.dtype == jnp.float32
+
+
+def test_a_carrying_network_reads_its_prior_through_the_belief_plane():
+    env_cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
+    carrying = models.ModelConfig(channels=(8, 8), value_hidden=8, carry_beliefs=True)
+    assert carrying.has_belief_plane and not TINY.has_belief_plane
+    params = models.init_params(jax.random.key(0), carrying, env_cfg)
+    obs = _obs(env_cfg)
+    prior = jax.random.uniform(jax.random.key(2), (3, 4, 4))
+    run = jax.jit(lambda p, o, b: models.make_model(carrying).apply(p, o, b))
+    for a, b in zip(run(params, obs, None), run(params, obs, jnp.zeros((3, 4, 4)))):  # no prior: zeros
+        np.testing.assert_array_equal(a, b)
+    moved = run(params, obs, prior)[2] - run(params, obs, None)[2]
+    assert float(jnp.max(jnp.abs(moved))) > 1e-4
+    # A plain network's weights with a zero belief slot ignore the prior: it plays as the plain one.
+    plain_params = models.init_params(jax.random.key(0), TINY, env_cfg)
+    for a, b in zip(run(models.with_belief_plane(plain_params), obs, prior), apply(TINY, plain_params, obs)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="prior belief plane needs ModelConfig.carry_beliefs"):
+        models.make_model(TINY).apply(plain_params, obs, prior)
+    # Averaged over the symmetries, each view reads its prior turned with it.
+    symmetric = models.apply_network(params, carrying, obs, symmetric=True, prior=prior)
+    flipped = models.apply_network(params, carrying, obs[..., ::-1], symmetric=True, prior=prior[..., ::-1])
+    np.testing.assert_allclose(flipped[2], symmetric[2][..., ::-1], rtol=1e-4, atol=1e-5)

@@ -402,8 +402,15 @@ def test_a_plain_network_warm_starts_a_recycling_one_and_not_the_other_way(finis
     for got, want in zip(jax.tree.leaves(again), jax.tree.leaves(saved)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     plain = config_lib.apply_overrides(cfg, ["model.recycles=0"])
-    with pytest.raises(ValueError, match=r"run.init_from=.* model.recycles=1, .* cannot start model.recycles=0"):
+    with pytest.raises(ValueError, match=r"run.init_from=.* model.recycles=1 and .* cannot start a network without one"):
         runcontrol.warm_start_params(plain)
+    # a network that carries its beliefs over moves reads the same plane: the recycling one starts it as stored
+    carrying = config_lib.apply_overrides(
+        cfg, ["model.recycles=0", "model.carry_beliefs=true", "ppo.enabled=false", "imitation.steps_per_update=1",
+              "imitation.learner_fraction=0.5"],
+    )
+    for got, want in zip(jax.tree.leaves(runcontrol.warm_start_params(carrying)), jax.tree.leaves(saved)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 def test_a_run_from_a_missing_warm_start_fails_before_making_its_directory(tmp_path):

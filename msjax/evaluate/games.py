@@ -113,22 +113,30 @@ def play_batch(
         no_moves = jnp.full(num_games, harmless)
         counters = tuple(jax.eval_shape(lambda s, a: count_moves(s, a, cfg), states, no_moves))
 
+    # A player that carries beliefs over moves (Agent.carries_beliefs) hands them on here.
+    carries = bool(getattr(player, "carries_beliefs", False))
+    beliefs = player.initial_beliefs(states) if carries else None
+
     def running(carry):
-        t, _, games = carry
+        t, _, _, games = carry
         return (t < max_steps) & ~jnp.all(games["finished"])
 
     def play_step(carry):
-        t, states, games = carry
+        t, states, beliefs, games = carry
         step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
         playing = ~games["finished"]
-        actions = jnp.where(playing, player_actions(player, states, step_keys), harmless)
+        if carries:
+            moves, beliefs = player.act_carry(states, step_keys, beliefs)
+        else:
+            moves = player_actions(player, states, step_keys)
+        actions = jnp.where(playing, moves, harmless)
         counts = {} if count_moves is None else count_moves(states, actions, cfg)
         states, reward, done, info = ms_env.batch_step(states, actions, cfg)
-        return t + 1, states, _record_move(games, playing, reward, done, info, counts)
+        return t + 1, states, beliefs, _record_move(games, playing, reward, done, info, counts)
 
     mine_count = states.mine_count  # each game's, fixed at reset
-    start = (jnp.int32(0), states, _empty_results(num_games, counters))
-    _, _, games = jax.lax.while_loop(running, play_step, start)
+    start = (jnp.int32(0), states, beliefs, _empty_results(num_games, counters))
+    _, _, _, games = jax.lax.while_loop(running, play_step, start)
     return {**games, "won": games["won"] & games["finished"], "mine_count": mine_count}
 
 

@@ -72,7 +72,11 @@ class ImitationState:
     Attributes:
       params: network parameters; opt_state: optimizer state;
       env_states: ``EnvState`` batched ``[num_envs]``, the games in play;
-      key: PRNG key; update: int32[], gradient steps done.
+      key: PRNG key; update: int32[], gradient steps done;
+      beliefs: float32[num_envs, H, W], each game's mine beliefs on its last labelled
+        state, from that update's gradient pass, for ``model.carry_beliefs``
+        (``models.carried_prior``); None otherwise (no leaf, so the checkpoints of
+        other networks are unchanged).
     """
 
     params: Any
@@ -80,6 +84,7 @@ class ImitationState:
     env_states: ms_env.EnvState
     key: jax.Array
     update: jax.Array
+    beliefs: Any = None
 
 
 @functools.lru_cache(maxsize=32)
@@ -106,6 +111,7 @@ def init_imitation_state(
         env_states=ms_env.batch_reset(env_key, env_cfg, il_cfg.num_envs),
         key=run_key,
         update=jnp.int32(0),
+        beliefs=jnp.zeros((il_cfg.num_envs, env_cfg.H, env_cfg.W), jnp.float32) if model_cfg.carry_beliefs else None,
     )
 
 
@@ -326,29 +332,36 @@ def learn_and_play(
     every game moved. The same update as ``play_and_label`` then ``update_network``, one
     network pass fewer (the learner's moves then differ only by float rounding).
 
-    Returns ``(params, opt_state, metrics, next env_states, next key, (finished, won))``, the
-    last int32[2] each as in ``play_and_label``.
+    With ``state.beliefs`` (``model.carry_beliefs``) the network reads each game's beliefs
+    of its previous labelled state (``models.carried_prior``) and hands on its beliefs on
+    these states.
+
+    Returns ``(params, opt_state, metrics, next env_states, next key, (finished, won),
+    beliefs)``, ``(finished, won)`` int32[2] each as in ``play_and_label``, ``beliefs``
+    float32[N, H, W] or None.
     """
     step = label_states(state.env_states, state.key, env_cfg, il_cfg)
+    prior = None if state.beliefs is None else models.carried_prior(state.beliefs, step.env_states.revealed)
 
     def loss_and_logits(params):
         if il_cfg.pass_mine_weight:  # the model sows the earlier passes' mine logits
-            (logits, _, mine_logits), sown = apply_fn(params, step.labelled.obs, mutable=["intermediates"])
+            (logits, _, mine_logits), sown = apply_fn(params, step.labelled.obs, prior, mutable=["intermediates"])
         else:
-            logits, _, mine_logits = apply_fn(params, step.labelled.obs)
+            logits, _, mine_logits = apply_fn(params, step.labelled.obs, prior)
         shares, metrics = losses.imitation_loss_shares(logits, mine_logits, step.labelled, il_cfg)
         loss = jnp.sum(shares)
         if il_cfg.pass_mine_weight:
             pass_bce = losses.earlier_passes_bce(sown["intermediates"]["pass_mine_logits"], step.labelled)
             metrics = {**metrics, "pass_mine_bce": pass_bce}
             loss = loss + il_cfg.pass_mine_weight * pass_bce
-        return loss, (metrics, logits)
+        return loss, (metrics, logits, mine_logits)
 
-    (loss, (metrics, logits)), grads = jax.value_and_grad(loss_and_logits, has_aux=True)(state.params)
+    (loss, (metrics, logits, mine_logits)), grads = jax.value_and_grad(loss_and_logits, has_aux=True)(state.params)
     params, opt_state, metrics = batchplay.apply_gradients(grads, state.params, state.opt_state, optimizer, loss, metrics)
     action = chosen_moves(step, logits, state.params, apply_fn, il_cfg)
     env_states, outcome = finish_step(step, action, env_cfg, il_cfg)
-    return params, opt_state, metrics, env_states, step.key, outcome
+    beliefs = None if state.beliefs is None else jax.nn.sigmoid(mine_logits)
+    return params, opt_state, metrics, env_states, step.key, outcome, beliefs
 
 
 # ----------------------------------------------------------------------------- the chunk
@@ -373,15 +386,17 @@ def imitation_chunk_fn(
         raise ValueError(
             f"imitation.pass_mine_weight={il_cfg.pass_mine_weight} needs model.recycles >= 1 (earlier passes to supervise)"
         )
+    if model_cfg.carry_beliefs and il_cfg.belief_carry_problem():
+        raise ValueError(f"model.carry_beliefs=True needs {il_cfg.belief_carry_problem()}")
     apply_fn = models.make_model(model_cfg).apply
     optimizer = make_optimizer(il_cfg)
 
     def imitation_update(state: ImitationState, _):
         if il_cfg.forward_is_shared:  # label, learn, then play with the gradient pass's logits
-            params, opt_state, metrics, env_states, key, (finished, won) = learn_and_play(
+            params, opt_state, metrics, env_states, key, (finished, won), beliefs = learn_and_play(
                 state, apply_fn, optimizer, env_cfg, il_cfg
             )
-            return finish_update(state, params, opt_state, metrics, env_states, key, finished, won)
+            return finish_update(state, params, opt_state, metrics, env_states, key, finished, won, beliefs)
         # PLAY THE GAMES (SOLVER OR LEARNER) AND LABEL EVERY STATE WITH THE SOLVER
         def play_step(carry, _):
             env_states, key, labelled, outcome, outputs = play_and_label(
@@ -405,14 +420,15 @@ def imitation_chunk_fn(
         finished, won = jnp.sum(finished, axis=0), jnp.sum(won, axis=0)
         return finish_update(state, params, opt_state, metrics, env_states, key, finished, won)
 
-    def finish_update(state, params, opt_state, metrics, env_states, key, finished, won):
+    def finish_update(state, params, opt_state, metrics, env_states, key, finished, won, beliefs=None):
         """The next state and the update's metrics, its games' win rates (int32[2]
         ``finished``, ``won``: the solver's, the learner's) among them."""
         win_rates = jnp.where(finished > 0, won / jnp.maximum(finished, 1), -1.0)
         metrics = {**metrics, "solver_win_rate": win_rates[0], "learner_win_rate": win_rates[1]}
         metrics = {name: value.astype(jnp.float32) for name, value in metrics.items()}
         next_state = ImitationState(
-            params=params, opt_state=opt_state, env_states=env_states, key=key, update=state.update + 1
+            params=params, opt_state=opt_state, env_states=env_states, key=key, update=state.update + 1,
+            beliefs=beliefs,
         )
         return next_state, metrics
 

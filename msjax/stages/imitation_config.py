@@ -177,6 +177,25 @@ class ImitationConfig:
             and not self.augment_symmetries and losses.num_microbatches(self.num_envs, self.microbatch_size) == 1
         )
 
+    def belief_carry_problem(self) -> str:
+        """What keeps this stage from carrying a ``model.carry_beliefs`` network's beliefs
+        over each game's moves ("" where nothing does): the beliefs handed on are the
+        gradient pass's (``forward_is_shared``) on each game's previous labelled move, and a
+        new game starts from none (no unlabelled solver moves, no random first clicks)."""
+        if not self.forward_is_shared:
+            return (
+                "imitation.forward_is_shared (share_forward=True, learner games, steps_per_update=1, no "
+                "hardest_states, no augment_symmetries, one micro-batch): the beliefs handed on are those of "
+                "the gradient pass"
+            )
+        if self.solver_moves_per_label != 1 or self.random_first_click_share:
+            return (
+                f"imitation.solver_moves_per_label=1 (got {self.solver_moves_per_label}) and "
+                f"imitation.random_first_click_share=0 (got {self.random_first_click_share}): each game's "
+                "beliefs are those of its previous labelled move, and a new game starts from none"
+            )
+        return ""
+
     @property
     def play_solver(self) -> solver.SolverConfig:
         survival = self.play_lookahead_depth > 0
