@@ -31,6 +31,10 @@ crowded stage": exact targets, twice the batch and averages of agents moved noth
 With Muon in all three stages (``--config.imitation.optimizer=muon`` in each command,
 2026-12-02): 83.22% of the same 6,000, -1.48 [-2.80, -0.17] unpaired, one training run; the
 chain keeps AdamW (RESULTS.md, "Muon on the kernels").
+With beliefs carried over moves in all three stages (``--config.model.carry_beliefs=true``,
+2026-12-03): 84.52% of the same 6,000, +0.52 [-0.22, +1.25] paired against the plain chain
+retrained beside it (84.00%): not separated, not taken (RESULTS.md, "Beliefs carried over
+moves").
 
 The board: the same stage from the same start on four boards at about the expert density,
 each paired on 16x16x40 (benchmarks/RESULTS.md, "The crowded stage's board"). 16x16x52 is

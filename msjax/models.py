@@ -82,8 +82,9 @@ class ModelConfig:
         carry them: ``evaluate.play_games`` (``Agent.act_carry``) and the imitation stage
         with ``forward_is_shared``; everything else plays each move from a zero prior.
         False (the default): no carry. Measured (benchmarks/RESULTS.md, "Beliefs carried
-        over moves"): +1.15 points on 16x16 for a one-pass network, nothing on 8x8 or
-        in the recycled 16x16 chain, whose second pass already reads beliefs.
+        over moves"): +1.15 points [+0.16, +2.14] on 16x16 for a one-pass network; on 8x8
+        (+0.17) and in the recycled 16x16 chain (+0.52 [-0.22, +1.25]), whose second
+        pass already reads beliefs, not separated.
     """
 
     channels: tuple[int, ...] = (32, 64, 64)
