@@ -44,7 +44,9 @@ a higher end, so this stage starts from the 16x16 agent. Crowded stages pay on 1
 configs/dense_cpu.py (10x10x20) ends the 16x16 chain. Playing the shipped agent
 with a third pass (``model.recycles=2``) at play time only: -3.00 [-6.01, +0.01] on 1,000
 paired boards. RESULTS.md, "Two new levers on 16x30" and "The dense stage in the full chain,
-and on 16x16".
+and on 16x16". Beliefs carried over moves in every stage (``--config.model.carry_beliefs=true``,
+this stage from the carry chain's 16x16 agent, 2026-12-03, beside other runs): 33.2% [30.4,
+36.2] of the same final boards, no gain (RESULTS.md, "Beliefs carried over moves").
 
 Earlier, all on the plain chain: the same chain without the few-proofs weight
 (2026-11-28, nothing else running): 21.8% [19.4, 24.5] of the same final boards, the stage in
