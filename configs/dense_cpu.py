@@ -35,6 +35,10 @@ With beliefs carried over moves in all three stages (``--config.model.carry_beli
 2026-12-03): 84.52% of the same 6,000, +0.52 [-0.22, +1.25] paired against the plain chain
 retrained beside it (84.00%): not separated, not taken (RESULTS.md, "Beliefs carried over
 moves").
+With six 56-channel layers instead of 48 in all three stages
+(``--config.model.channels=56,56,56,56,56,56``, 2026-12-03, the chain 29 minutes): 84.58% of
+the same 6,000, unpaired -0.12 against the shipped run, +0.58 against the plain chain
+retrained with that day's code: no gain, not taken (RESULTS.md, "Six 56-channel layers").
 
 The board: the same stage from the same start on four boards at about the expert density,
 each paired on 16x16x40 (benchmarks/RESULTS.md, "The crowded stage's board"). 16x16x52 is
