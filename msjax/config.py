@@ -183,17 +183,40 @@ def to_dict(cfg: ExperimentConfig) -> dict[str, dict[str, Any]]:
     return json.loads(json.dumps(dataclasses.asdict(cfg)))
 
 
+# Fields msjax once had and no longer has, each with the value that made it a no-op: a
+# saved config (a checkpoint's, a run's config.json) holding that value loads as if the
+# field were absent, so runs saved before the removal still load; any other value raises.
+RETIRED_FIELDS: dict[tuple[str, str], Any] = {
+    ("imitation", "pass_mine_weight"): 0.0,  # removed 2026-12-05: measured, no gain (RESULTS.md)
+}
+
+
+def _drop_retired(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` of config section ``name`` without its ``RETIRED_FIELDS`` at their no-op value."""
+    kept = {}
+    for key, value in values.items():
+        if (name, key) not in RETIRED_FIELDS:
+            kept[key] = value
+        elif value != RETIRED_FIELDS[name, key]:
+            raise ValueError(
+                f"{name}.{key}={value!r}: this setting was removed from msjax; only "
+                f"{RETIRED_FIELDS[name, key]!r} (its former default) can still be loaded"
+            )
+    return kept
+
+
 def from_dict(data: dict[str, dict[str, Any]]) -> ExperimentConfig:
     """Inverse of ``to_dict``; unknown sections or fields raise ``ValueError``.
 
-    Fields missing from ``data`` take their defaults.
+    Fields missing from ``data`` take their defaults; ``RETIRED_FIELDS`` at their former
+    defaults are dropped.
     """
     unknown = set(data) - set(SECTION_TYPES)
     if unknown:
         raise ValueError(f"unknown config sections {sorted(unknown)}; valid: {list(SECTION_TYPES)}")
     sections = {}
     for name, section_type in SECTION_TYPES.items():
-        values = dict(data.get(name, {}))
+        values = _drop_retired(name, dict(data.get(name, {})))
         hints = _field_types(section_type)
         unknown = set(values) - set(hints)
         if unknown:

@@ -153,14 +153,6 @@ def mine_bce(
     return jnp.sum(mine_bce_sums(mine_logits, mine_target, label_mask)) / jnp.maximum(num_labels, 1.0)
 
 
-def earlier_passes_bce(pass_mine_logits: tuple[jax.Array, ...], batch: Labelled) -> jax.Array:
-    """float32[]: ``mine_bce`` of each earlier pass of a recycling network (its mine logits,
-    float32[B, H, W] each, as the model sows them) on ``batch``'s targets, averaged over the
-    passes (``ImitationConfig.pass_mine_weight``)."""
-    bce = [mine_bce(logits, batch.mine_target, batch.mine_label_mask) for logits in pass_mine_logits]
-    return sum(bce) / len(bce)
-
-
 def mine_bce_sums(mine_logits: jax.Array, mine_target: jax.Array, label_mask: jax.Array) -> jax.Array:
     """float32[B]: each state's sum of the mine head's binary cross-entropy over its
     labelled cells (``mine_bce``'s arguments)."""

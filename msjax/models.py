@@ -286,8 +286,6 @@ class MinesweeperNet(nn.Module):
         # recycles > 0: the tower runs again on the position with the last pass's mine
         # beliefs as one more input plane (the same weights; the first pass sees zeros, or
         # with carry_beliefs the previous move's beliefs, ``prior``).
-        # Each earlier pass's mine logits are sown as ("intermediates", "pass_mine_logits"):
-        # apply(..., mutable=["intermediates"]) returns them (ImitationConfig.pass_mine_weight).
         if prior is not None and not self.cfg.carry_beliefs:
             raise ValueError("a prior belief plane needs ModelConfig.carry_beliefs=True")
         beliefs = jnp.zeros((batch, height, width, 1), dtype) if prior is None else prior[..., None].astype(dtype)
@@ -297,8 +295,6 @@ class MinesweeperNet(nn.Module):
                 features = block(features)
             mine_logits = mine_head(features)[..., 0]
             beliefs = jax.nn.sigmoid(mine_logits)[..., None].astype(dtype)
-            if index < self.cfg.recycles:
-                self.sow("intermediates", "pass_mine_logits", mine_logits.astype(jnp.float32))
         x = features
 
         num_kinds = 2 if self.cfg.flag_actions else 1  # (reveal, flag) or reveal only

@@ -153,6 +153,16 @@ def test_from_dict_rejects_keys_it_does_not_know():
         config_lib.from_dict(data)
 
 
+def test_a_saved_config_with_a_retired_field_at_its_former_default_still_loads():
+    # A run saved before imitation.pass_mine_weight was removed holds it at 0.0: the same run.
+    data = config_lib.to_dict(BASE)
+    data["imitation"]["pass_mine_weight"] = 0.0
+    assert config_lib.from_dict(data) == BASE
+    data["imitation"]["pass_mine_weight"] = 0.1  # a run that used it cannot be reproduced now
+    with pytest.raises(ValueError, match=r"imitation.pass_mine_weight=0.1: this setting was removed"):
+        config_lib.from_dict(data)
+
+
 def test_differences_name_each_changed_field():
     changed = apply_overrides(BASE, ["env.H=9", "ppo.lr=0.1"])
     assert config_lib.differences(BASE, changed) == ["env.H: 8 -> 9", "ppo.lr: 0.0003 -> 0.1"]

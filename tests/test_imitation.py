@@ -191,8 +191,6 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
         ({"solver_probabilities": "exact", "play_lookahead_depth": 1}, "play_lookahead_depth=1 needs play_lookahead"),
         ({"solver_probabilities": "exact", "play_endgame_layouts": 129}, r"play_endgame_layouts=129 must be 0 \(off\)"),
         ({"play_endgame_layouts": 8}, "play_endgame_layouts=8 needs solver_probabilities='exact'"),
-        ({"pass_mine_weight": -1.0}, "pass_mine_weight"),
-        ({"pass_mine_weight": 0.5, "share_forward": False}, "pass_mine_weight=0.5 needs forward_is_shared"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):
@@ -452,27 +450,6 @@ def test_the_throughput_benchmark_times_both_passes_where_the_config_can_share_t
     assert [(share, cfg.model.conv_impl) for share, _, cfg in both] == [(True, "patches"), (True, "xla")]
     beginner = config_lib.load_config("beginner")  # 16 labelled steps an update: nothing to share
     assert [share for share, _, _ in variants(beginner)] == [True]
-
-
-def test_pass_mine_weight_supervises_the_earlier_passes_too():
-    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
-    model_cfg = models.ModelConfig(channels=(8, 8), value_hidden=8, flag_actions=False, recycles=1)
-    il_cfg = imitation.ImitationConfig(
-        num_envs=16, play_max_layer=1, label_max_layer=1, pass_mine_weight=2.0, lr=3e-3, num_updates=150
-    )
-    state = imitation.init_imitation_state(jax.random.key(3), env_cfg, model_cfg, il_cfg)
-    state, metrics = jax.jit(imitation.imitation_chunk_fn(env_cfg, model_cfg, il_cfg, 150))(state)
-    metrics = jax.device_get(metrics)
-    assert np.isfinite(metrics["pass_mine_bce"]).all() and (metrics["pass_mine_bce"] >= 0).all()
-    assert (metrics["pass_mine_bce"] > 0).mean() > 0.8  # zero only on updates with no placed mines
-    # the loss is the last pass's terms plus the earlier pass's BCE at its weight
-    np.testing.assert_allclose(
-        metrics["loss"], metrics["policy_ce"] + 0.1 * metrics["mine_bce"] + 2.0 * metrics["pass_mine_bce"], rtol=1e-5
-    )
-    placed = metrics["pass_mine_bce"][metrics["pass_mine_bce"] > 0]
-    assert placed[-30:].mean() < 0.8 * placed[:10].mean()  # the first pass learns the mines (0.89 unsupervised)
-    with pytest.raises(ValueError, match="pass_mine_weight=2.0 needs model.recycles >= 1"):
-        imitation.imitation_chunk_fn(env_cfg, dataclasses.replace(model_cfg, recycles=0), il_cfg, 4)
 
 
 def test_the_beliefs_handed_on_are_the_gradient_passs_on_each_games_state():

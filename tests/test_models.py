@@ -189,26 +189,6 @@ def test_recycling_reruns_the_same_tower_with_the_mine_beliefs_as_one_more_plane
     assert float(jnp.max(jnp.abs(moved))) > 1e-4
 
 
-def test_each_earlier_pass_sows_its_mine_logits():
-    env_cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
-    recycled = models.ModelConfig(channels=(8, 8), value_hidden=8, recycles=2)
-    params = models.init_params(jax.random.key(0), recycled, env_cfg)
-    obs = _obs(env_cfg)
-    outputs, sown = jax.jit(lambda p, o: models.make_model(recycled).apply(p, o, mutable=["intermediates"]))(params, obs)
-    earlier = sown["intermediates"]["pass_mine_logits"]
-    assert len(earlier) == 2  # the last pass's are the outputs
-    chex.assert_shape(list(earlier), (3, 4, 4))
-    # The first pass sees zero beliefs: the plain network with the belief slot's weights dropped.
-    kernel = params["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"]
-    plain = jax.tree.map(lambda x: x, params)
-    plain["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"] = kernel[:, :, :-1]
-    np.testing.assert_allclose(earlier[0], apply(TINY, plain, obs)[2], rtol=1e-5, atol=1e-5)
-    for a, b in zip(outputs, apply(recycled, params, obs)):  # sowing changes nothing else
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
-    _, nothing = models.make_model(TINY).apply(plain, obs, mutable=["intermediates"])
-    assert not nothing  # one pass: nothing sown
-
-
 def test_the_carried_prior_keeps_the_beliefs_on_hidden_cells_of_a_started_game():
     beliefs = jnp.array([[[0.9, 0.2], [0.4, 0.7]], [[0.3, 0.3], [0.6, 0.1]]])
     revealed = jnp.array([[[False, True], [False, False]], [[False, False], [False, False]]])  # game 2: new

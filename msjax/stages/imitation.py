@@ -344,17 +344,9 @@ def learn_and_play(
     prior = None if state.beliefs is None else models.carried_prior(state.beliefs, step.env_states.revealed)
 
     def loss_and_logits(params):
-        if il_cfg.pass_mine_weight:  # the model sows the earlier passes' mine logits
-            (logits, _, mine_logits), sown = apply_fn(params, step.labelled.obs, prior, mutable=["intermediates"])
-        else:
-            logits, _, mine_logits = apply_fn(params, step.labelled.obs, prior)
+        logits, _, mine_logits = apply_fn(params, step.labelled.obs, prior)
         shares, metrics = losses.imitation_loss_shares(logits, mine_logits, step.labelled, il_cfg)
-        loss = jnp.sum(shares)
-        if il_cfg.pass_mine_weight:
-            pass_bce = losses.earlier_passes_bce(sown["intermediates"]["pass_mine_logits"], step.labelled)
-            metrics = {**metrics, "pass_mine_bce": pass_bce}
-            loss = loss + il_cfg.pass_mine_weight * pass_bce
-        return loss, (metrics, logits, mine_logits)
+        return jnp.sum(shares), (metrics, logits, mine_logits)
 
     (loss, (metrics, logits, mine_logits)), grads = jax.value_and_grad(loss_and_logits, has_aux=True)(state.params)
     params, opt_state, metrics = batchplay.apply_gradients(grads, state.params, state.opt_state, optimizer, loss, metrics)
@@ -382,10 +374,6 @@ def imitation_chunk_fn(
     """
     if not isinstance(num_updates, int) or num_updates < 1:
         raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
-    if il_cfg.pass_mine_weight and not model_cfg.recycles:
-        raise ValueError(
-            f"imitation.pass_mine_weight={il_cfg.pass_mine_weight} needs model.recycles >= 1 (earlier passes to supervise)"
-        )
     if model_cfg.carry_beliefs and il_cfg.belief_carry_problem():
         raise ValueError(f"model.carry_beliefs=True needs {il_cfg.belief_carry_problem()}")
     apply_fn = models.make_model(model_cfg).apply

@@ -28,10 +28,6 @@ class ImitationConfig:
       max_grad_norm: global gradient-norm clip, > 0.
       anneal_lr: cosine-decay the learning rate to 0 over ``num_updates``.
       aux_mine_weight: weight (lambda) of the mine head's BCE, >= 0.
-      pass_mine_weight: weight of the mine head's BCE on each earlier pass of a recycling
-        network (``model.recycles >= 1``; the mean over those passes), so that the beliefs
-        a pass hands on are themselves trained to be the mines, >= 0; 0 (the default): the
-        last pass alone is supervised. Needs ``forward_is_shared``.
       proven_mine_weight: weight of ``-log(1 - P(reveal a proven mine))`` on the states
         where the label layers (``label_max_layer``) prove some hidden cell a mine, >= 0
         (0, the default: nothing keeps the policy off them but the other labels).
@@ -122,7 +118,6 @@ class ImitationConfig:
     max_grad_norm: float = 1.0
     anneal_lr: bool = True
     aux_mine_weight: float = 0.1
-    pass_mine_weight: float = 0.0
     proven_mine_weight: float = 0.0
     few_proofs_weight: float = 0.0
     few_proofs_cells: int = 3
@@ -221,7 +216,7 @@ def validate_config(cfg: ImitationConfig) -> None:
         ("> 0", ("lr", "max_grad_norm")),
         (">= 0", (
             "weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight",
-            "few_proofs_weight", "pass_mine_weight",
+            "few_proofs_weight",
         )),
         ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
     ))
@@ -237,11 +232,6 @@ def validate_config(cfg: ImitationConfig) -> None:
         "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.gradient_states,
         "hardest_states" if cfg.hardest_states else "num_envs*steps_per_update",
     )
-    if cfg.pass_mine_weight and not cfg.forward_is_shared:
-        raise ValueError(
-            f"ImitationConfig.pass_mine_weight={cfg.pass_mine_weight} needs forward_is_shared (share_forward, "
-            "learner games, steps_per_update=1, no hardest_states or augment_symmetries, one micro-batch)"
-        )
     if cfg.optimizer not in optimizers.OPTIMIZERS:
         raise ValueError(f"ImitationConfig.optimizer={cfg.optimizer!r} must be one of {optimizers.OPTIMIZERS}")
     if cfg.label_max_layer not in (1, 2, 3):
