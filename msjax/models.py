@@ -258,8 +258,9 @@ class ResidualBlock(nn.Module):
 
 class GlobalPoolBias(nn.Module):
     """``[B, H, W, F] -> [B, H, W, F]``: ``x`` plus, at every cell, a dense layer of each
-    channel's mean and maximum over the board (KataGo's global pooling bias). The layer
-    starts at zero, so a tower gains it without changing what it computes."""
+    channel's mean and maximum over the board (KataGo's global pooling bias; on a padded
+    board mix, over the whole padded array). The layer starts at zero, so a tower gains it
+    without changing what it computes."""
 
     dtype: jnp.dtype
 
