@@ -73,9 +73,8 @@ def num_channels(cfg: EnvConfig) -> int:
 def unknown_mine_density(state: EnvState, cfg: EnvConfig) -> jax.Array:
     """f32[]: (mines - flags) / (hidden cells - flags), the chance that a hidden unflagged
     cell holds a mine knowing only the mine count (0 once no such cell is left)."""
-    on_board = playable(state, cfg) if cfg.boards else jnp.ones_like(state.revealed)
     flags = jnp.sum(state.flags)
-    unknown = jnp.sum(~state.revealed & on_board) - flags
+    unknown = num_board_cells(state, cfg) - jnp.sum(state.revealed) - flags
     mines = state.mine_count - flags
     return jnp.where(unknown > 0, mines / jnp.maximum(unknown, 1), 0.0).astype(jnp.float32)
 
