@@ -42,6 +42,7 @@ class ImitationLossConfig(Protocol):
     proven_mine_weight: float
     few_proofs_weight: float
     few_proofs_cells: int
+    proof_bce_weight: float
 
 
 @flax.struct.dataclass
@@ -215,6 +216,28 @@ def ppo_loss(
     return loss, metrics
 
 
+def proof_bce_sums(logits: jax.Array, forced_safe: jax.Array, legal: jax.Array) -> jax.Array:
+    """float32[B]: each state's balanced binary cross-entropy of its reveal logits read one
+    cell at a time as "this cell is proven safe": the mean over its forced-safe cells and
+    the mean over its other legal reveals, averaged (0 where a class is empty).
+
+    Args:
+      logits: float32[B, 2HW], the policy's raw logits (reveals first, then flags);
+      forced_safe: bool[B, 2HW], the proven-safe reveals (the positives);
+      legal: bool[B, 2HW], the legal actions (their reveals not forced-safe: the negatives).
+    """
+    num_cells = logits.shape[-1] // 2
+    positive = forced_safe[:, :num_cells]
+    negative = legal[:, :num_cells] & ~positive
+    per_cell = optax.sigmoid_binary_cross_entropy(logits[:, :num_cells], positive.astype(jnp.float32))
+
+    def mean_over(cells: jax.Array) -> jax.Array:
+        cells = cells.astype(jnp.float32)
+        return jnp.sum(per_cell * cells, axis=-1) / jnp.maximum(jnp.sum(cells, axis=-1), 1.0)
+
+    return 0.5 * (mean_over(positive) + mean_over(negative))
+
+
 def imitation_loss(
     params: Any, apply_fn: ApplyFn, batch: Labelled, il_cfg: ImitationLossConfig,
     totals: ImitationTotals | None = None,
@@ -223,7 +246,7 @@ def imitation_loss(
 
     ``loss = policy_ce + guess_weight * guess_ce + opening_weight * opening_ce +
     aux_mine_weight * mine_bce + proven_mine_weight * proven_mine_ce + few_proofs_weight *
-    few_proofs_ce``, each term a mean over the states it covers. The policy term on a
+    few_proofs_ce + proof_bce_weight * proof_bce``, each term a mean over the states it covers. The policy term on a
     forced state is ``-log sum_{a in forced_safe} pi(a)``, the probability of playing some
     proven-safe cell; ``guess_ce`` is the same set cross-entropy of the teacher's moves
     (``teacher_moves``: the solver's move alone, or the safest cells) on the states without
@@ -234,6 +257,9 @@ def imitation_loss(
     revealing a proven mine, over the states with one. ``few_proofs_ce`` is the policy
     term again over the forced states with at most ``few_proofs_cells`` forced-safe cells
     (``has_few_proofs``): the rare states whose proof a network passes over most often.
+    ``proof_bce`` (``proof_bce_sums``, over the forced states) reads each reveal logit alone
+    as the belief that its cell is proven safe: a label for every hidden cell, where the set
+    cross-entropy is satisfied once any one proved cell holds the mass.
     Given the ``totals`` of a whole batch that ``batch`` is a micro-batch of, the loss and
     metrics are ``batch``'s share of the whole batch's (they sum to them).
 
@@ -241,7 +267,7 @@ def imitation_loss(
       ``(loss, metrics)``; metrics ``policy_ce`` (mean over forced states), ``guess_ce``
       (mean over guess states), ``opening_ce`` (mean over opening states), ``mine_bce``,
       ``proven_mine_ce`` (mean over states with a proven mine), ``few_proofs_ce`` (mean
-      over forced states with few proofs),
+      over forced states with few proofs), ``proof_bce`` (mean over forced states),
       ``policy_accuracy`` (the greedy move is a forced-safe cell, over forced states) and
       ``forced_fraction`` (forced states over all states of unfinished games).
     """
@@ -260,6 +286,7 @@ def imitation_loss_shares(
     Returns ``(shares, metrics)``: ``shares`` float32[B], each state's part of the loss
     (their sum is ``imitation_loss``'s), and ``imitation_loss``'s metrics.
     """
+    proof_bce = proof_bce_sums(logits, batch.forced_safe, batch.action_mask)
     logits = masked_logits(logits, batch.action_mask)
     log_total = jax.nn.logsumexp(logits, axis=-1)
     has_forced = jnp.any(batch.forced_safe, axis=-1)
@@ -281,11 +308,12 @@ def imitation_loss_shares(
         "proven_mine_ce": jnp.where(has_proven_mine(batch), mine_ce, 0.0) / jnp.maximum(totals.num_with_mines, 1.0),
         "few_proofs_ce": jnp.where(has_few_proofs(batch, il_cfg.few_proofs_cells), set_ce, 0.0)
         / jnp.maximum(totals.num_few_proofs, 1.0),
+        "proof_bce": jnp.where(has_forced, proof_bce, 0.0) / num_forced,
     }
     shares = (
         terms["policy_ce"] + il_cfg.guess_weight * terms["guess_ce"] + il_cfg.opening_weight * terms["opening_ce"]
         + il_cfg.aux_mine_weight * terms["mine_bce"] + il_cfg.proven_mine_weight * terms["proven_mine_ce"]
-        + il_cfg.few_proofs_weight * terms["few_proofs_ce"]
+        + il_cfg.few_proofs_weight * terms["few_proofs_ce"] + il_cfg.proof_bce_weight * terms["proof_bce"]
     )
 
     greedy = jnp.argmax(logits, axis=-1)

@@ -128,6 +128,46 @@ def test_few_proofs_weight_adds_the_policy_term_again_on_forced_states_with_few_
     np.testing.assert_allclose(off_metrics["few_proofs_ce"], metrics["few_proofs_ce"], rtol=1e-6)
 
 
+def test_proof_bce_weight_reads_every_reveal_logit_as_proven_safe_or_not_on_forced_states():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.0, proof_bce_weight=2.0)
+    batch = _batch([SAFE_0_1, NO_SET], [0, 2], [True, True])  # the guess state does not count
+    loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
+    bce = lambda x, y: -y * np.log(1 / (1 + np.exp(-x))) - (1 - y) * np.log(1 / (1 + np.exp(x)))
+    # reveal logits 0.5, 1.0, -1.0 (cell 3 revealed): cells 0, 1 proved; cell 2 the one unproved legal reveal
+    expected = 0.5 * ((bce(0.5, 1) + bce(1.0, 1)) / 2 + bce(-1.0, 0))
+    np.testing.assert_allclose(metrics["proof_bce"], expected, rtol=1e-5)
+    np.testing.assert_allclose(loss, metrics["policy_ce"] + 2.0 * metrics["proof_bce"], rtol=1e-6)
+    off, _ = losses.imitation_loss(PARAMS, _fake_apply, batch, dataclasses.replace(cfg, proof_bce_weight=0.0))
+    np.testing.assert_allclose(off, metrics["policy_ce"], rtol=1e-6)
+    # the set cross-entropy ignores a shift of every logit; this term does not
+    shifted = {**PARAMS, "logits": PARAMS["logits"] + 3.0}
+    _, shifted_metrics = losses.imitation_loss(shifted, _fake_apply, batch, cfg)
+    np.testing.assert_allclose(shifted_metrics["policy_ce"], metrics["policy_ce"], rtol=1e-5)
+    assert shifted_metrics["proof_bce"] > metrics["proof_bce"]  # the unproved cell 2 now reads as safe
+    grads = jax.grad(lambda p: losses.imitation_loss(p, _fake_apply, batch, cfg)[0])(PARAMS)["logits"]
+    off_grads = jax.grad(lambda p: losses.imitation_loss(p, _fake_apply, batch, dataclasses.replace(cfg, proof_bce_weight=0.0))[0])(PARAMS)["logits"]
+    assert grads[0] < off_grads[0] and grads[2] > off_grads[2]  # the proved cell up, the unproved down
+    np.testing.assert_allclose(grads[3], 0.0)  # a revealed cell is no label
+
+
+def test_proof_bce_weight_learns_to_tell_every_proved_cell_from_the_rest():
+    batch = _batch([SAFE_0_1], [0], [True])
+    # proved cell 0 already holds the policy's mass, proved cell 1 reads as unproved
+    start = {"logits": jnp.array([4.0, -2.0, 0.0, 0.0, -3.0, -3.0, -3.0, 0.0]), "mine": PARAMS["mine"]}
+
+    def trained(weight):
+        cfg = imitation.ImitationConfig(aux_mine_weight=0.0, proof_bce_weight=weight)
+        grad_fn = jax.jit(jax.grad(lambda p: losses.imitation_loss(p, _fake_apply, batch, cfg)[0]))
+        params = start
+        for _ in range(200):
+            params = jax.tree.map(lambda x, g: x - 0.5 * g, params, grad_fn(params))
+        return jax.nn.sigmoid(params["logits"])
+
+    with_term, without = trained(1.0), trained(0.0)
+    assert with_term[0] > 0.8 and with_term[1] > 0.8 and with_term[2] < 0.2  # every proved cell, and no other
+    assert without[1] < 0.5  # the set cross-entropy alone is content with cell 0
+
+
 def test_mine_bce_counts_only_labelled_cells():
     cfg = imitation.ImitationConfig(aux_mine_weight=2.0)
     batch = _batch([SAFE_0_1], [0], [True])
@@ -171,6 +211,7 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
         ({"proven_mine_weight": -0.5}, "proven_mine_weight"),
         ({"few_proofs_weight": -1.0}, "few_proofs_weight"),
         ({"few_proofs_cells": 0}, "few_proofs_cells"),
+        ({"proof_bce_weight": -1.0}, "proof_bce_weight"),
         ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
         ({"play_max_layer": 5}, "play_max_layer"),
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),

@@ -366,7 +366,7 @@ def imitation_chunk_fn(
     updates; ``make_imitation_chunk`` or ``distributed.jit_chunk`` compile it.
 
     ``metrics`` maps each name to float32[num_updates]: loss, policy_ce, guess_ce,
-    opening_ce, mine_bce, proven_mine_ce, few_proofs_ce, policy_accuracy, forced_fraction,
+    opening_ce, mine_bce, proven_mine_ce, few_proofs_ce, proof_bce, policy_accuracy, forced_fraction,
     grad_norm, solver_win_rate and learner_win_rate (games won / finished in the update on
     the games the solver, resp. the network, plays; -1 if none finished); with
     ``hardest_states`` also hardest_loss_share (``hardest``), the loss figures then those

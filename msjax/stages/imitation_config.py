@@ -39,6 +39,11 @@ class ImitationConfig:
         16x30 stage: a third fewer of them passed over, no more games won
         (benchmarks/RESULTS.md, "Weighting the states with few proofs").
       few_proofs_cells: the most forced-safe cells a state of ``few_proofs_ce`` has, >= 1.
+      proof_bce_weight: weight of ``proof_bce`` on the forced states (``losses.proof_bce_sums``:
+        each reveal logit read alone as the belief that its cell is proven safe, a balanced
+        binary cross-entropy against the forced-safe labels), >= 0. The set cross-entropy
+        is content once any one proved cell holds the policy's mass; this term asks the
+        policy to tell every proved cell from every unproved one. 0 (the default): off.
       guess_weight: weight of the cross-entropy of the solver's move on states without
         a forced-safe label (0 = the seed: no policy loss there), >= 0.
       opening_weight: weight of the cross-entropy of the solver's first click on the
@@ -121,6 +126,7 @@ class ImitationConfig:
     proven_mine_weight: float = 0.0
     few_proofs_weight: float = 0.0
     few_proofs_cells: int = 3
+    proof_bce_weight: float = 0.0
     guess_weight: float = 0.0
     opening_weight: float = 0.0
     label_max_layer: int = 2
@@ -216,7 +222,7 @@ def validate_config(cfg: ImitationConfig) -> None:
         ("> 0", ("lr", "max_grad_norm")),
         (">= 0", (
             "weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight",
-            "few_proofs_weight",
+            "few_proofs_weight", "proof_bce_weight",
         )),
         ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
     ))
