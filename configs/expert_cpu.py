@@ -15,8 +15,11 @@ of the same 1,000 final boards with the four-layer network: no change)::
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
     python -m msjax.train --config configs/expert_cpu.py         # -> runs/expert_cpu
 
-As the chain stands (2026-11-29, this 2-core CPU, the three commands above, this stage with
-nothing else running): **34.1% [31.2, 37.1] of 1,000 games** (the stage's final evaluation;
+Since 2026-12-05 the chain carries the proof term (``imitation.proof_bce_weight=1.0``, from
+small_recycled.py: +1.62 points on 16x16, RESULTS.md, "Every reveal logit read as a proof");
+this stage with it, from that chain's 16x16 agent, is not measured yet: every 16x30 figure
+below is the chain without it. As the chain stood (2026-11-29, this 2-core CPU, the three
+commands above, this stage with nothing else running): **34.1% [31.2, 37.1] of 1,000 games** (the stage's final evaluation;
 at 200 games every 500 updates 16.5, 23.0, 29.0, 25.5, 33.0%), the stage in 5,464 s (3,000
 updates, about 1.2 s each; the 1,000-game final evaluation about 15 minutes, the recycled
 network playing at half the plain one's rate), the whole chain **2 h 4 min** (small_recycled.py
