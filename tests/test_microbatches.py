@@ -79,6 +79,7 @@ def test_accumulated_ppo_gradient_equals_the_whole_minibatch_gradient():
 def test_accumulated_imitation_gradient_equals_the_whole_batch_gradient():
     cfg = imitation.ImitationConfig(
         guess_weight=0.3, opening_weight=0.7, aux_mine_weight=0.5, proven_mine_weight=0.4, few_proofs_weight=0.6,
+        proof_bce_weight=0.8,
     )
     whole, parts = _whole_and_microbatched(
         lambda p, b, totals: losses.imitation_loss(p, APPLY, b, cfg, totals),
