@@ -16,9 +16,10 @@ The recipe of configs/small.py is adopted, scaled: imitation also teaches the fi
 (``opening_weight``) and, lightly, the solver's move where nothing is proven
 (``guess_weight=0.1``), a term keeps the policy off the cells the labels prove to be mines
 (``proven_mine_weight=3``), the forced states with one to three proved cells count again
-(``few_proofs_weight=0.5``), and the network is four 64-channel layers deep. What each of
-these was worth on small.py: its docstring and benchmarks/RESULTS.md, "Agents against their
-teacher". This scale is unmeasured (no GPU was lent). ``intermediate.py``, ``expert.py``
+(``few_proofs_weight=0.5``), every reveal logit is also read alone as "this cell is proven
+safe" on forced states (``proof_bce_weight=1.0``), and the network is four 64-channel layers
+deep. What each of these was worth on small.py: its docstring and benchmarks/RESULTS.md,
+"Agents against their teacher". This scale is unmeasured (no GPU was lent). ``intermediate.py``, ``expert.py``
 and ``curriculum.py`` derive from this config.
 """
 
@@ -36,6 +37,7 @@ def get_config() -> ExperimentConfig:
         imitation=ImitationConfig(
             enabled=True, num_envs=4096, steps_per_update=16, num_updates=1000, lr=1e-3, learner_fraction=0.5,
             opening_weight=1.0, guess_weight=0.1, proven_mine_weight=3.0, few_proofs_weight=0.5,
+            proof_bce_weight=1.0,
             microbatch_size=16384,
         ),
         ppo=PPOConfig(

@@ -1,14 +1,12 @@
-"""configs/small.py with a second pass of the network on each position and the proof term: the
-8x8 start of the 16x16 and 16x30 chains.
+"""configs/small.py with a second pass of the network on each position: the 8x8 start of the
+16x16 and 16x30 chains.
 
 ``model.recycles=1``: the tower runs twice on each position, the second time with the first
 pass's mine beliefs as one more input plane (the same weights; the heads read the second
-pass). ``imitation.proof_bce_weight=1.0``: on every forced state each reveal logit is also read
-alone as the belief that its cell is proven safe (a balanced binary cross-entropy against the
-forced-safe labels, ``losses.proof_bce_sums``), so the policy learns to tell every proved cell
-from every unproved one, where the set cross-entropy is content once one proved cell holds
-the mass. The stages after this one take it from here. Everything else is small.py: its
-labels, its 6,000 imitation updates, its evaluation::
+pass). The proof term (``imitation.proof_bce_weight=1.0``: on every forced state each reveal
+logit is also read alone as the belief that its cell is proven safe, ``losses.proof_bce_sums``)
+comes from small.py, and the stages after this one take it from here. Everything else is
+small.py: its labels, its 6,000 imitation updates, its evaluation::
 
     python -m msjax.train --config configs/small_recycled.py     # -> runs/small_recycled
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
@@ -50,7 +48,6 @@ def get_config() -> ExperimentConfig:
         load_config("small"),
         [
             "model.recycles=1",
-            "imitation.proof_bce_weight=1.0",
             "run.workdir=runs/small_recycled",
         ],
     )
