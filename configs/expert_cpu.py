@@ -16,8 +16,13 @@ of the same 1,000 final boards with the four-layer network: no change)::
     python -m msjax.train --config configs/expert_cpu.py         # -> runs/expert_cpu
 
 Since 2026-12-05 the chain carries the proof term (``imitation.proof_bce_weight=1.0``, from
-small_recycled.py: +1.62 points on 16x16, RESULTS.md, "Every reveal logit read as a proof");
-this stage with it, from that chain's 16x16 agent, is not measured yet: every 16x30 figure
+small.py: +1.62 points on 16x16, RESULTS.md, "Every reveal logit read as a proof"). This stage
+with it, from that chain's 16x16 agent (2026-12-05, one core beside other runs, resumed once
+from update 1,000): **36.8% [33.9, 39.8] of the same 1,000 final boards** as the figures
+below (at 200 games every 500 updates 24.0, 28.5, 32.5, 31.0, 37.0%: ahead of the chain
+without it at every point), +2.7 points over its 34.1%, unpaired and not separated; 2.3 s
+per update on one core, the term adding nothing measurable per update. The target (>= 40%)
+is not reached. Every other 16x30 figure
 below is the chain without it. As the chain stood (2026-11-29, this 2-core CPU, the three
 commands above, this stage with nothing else running): **34.1% [31.2, 37.1] of 1,000 games** (the stage's final evaluation;
 at 200 games every 500 updates 16.5, 23.0, 29.0, 25.5, 33.0%), the stage in 5,464 s (3,000
