@@ -1,13 +1,14 @@
 """8x8 boards with 10 mines and an opening start, sized for a 2-core CPU.
 
-``python -m msjax.train --config configs/small.py`` trains in 10 to 15 minutes on a 2-core
+``python -m msjax.train --config configs/small.py`` trains in 8 to 15 minutes on a 2-core
 CPU, depending on the machine (569 s to 884 s on machines of one kind, 2026-11-27 to -29;
 610 s on 2026-12-01 with the learner's moves taken from the gradient pass, which saves a
-tenth of an update; compile and the 2,000-game final evaluation included; the proof term
-below adds nothing measurable), and its agent (choosing its own first click) wins about 88%
-of opening-start games (88.26% of 10,000 and 88.1% of its own 2,000 final boards with the
-proof term, 2026-12-05; before it 87.25% of 8,000, 87.68% and 87.88% of 10,000), about one
-and a half points short of its teacher, the JAX rule solver (figures, times and the
+tenth of an update; 478 s on 2026-12-05 from a fresh clone with the proof term, nothing
+else running; compile and the 2,000-game final evaluation included), and its agent
+(choosing its own first click) wins about 88% of opening-start games (with the proof term,
+2026-12-05: 88.26% of 10,000 and 88.1% of its own 2,000 final boards trained on one core,
+88.3% of them trained on two; before it 87.25% of 8,000, 87.68% and 87.88% of 10,000),
+about one and a half points short of its teacher, the JAX rule solver (figures, times and the
 machines: benchmarks/RESULTS.md, "Agents against their teacher"). 4,500 updates would play
 8x8 as well in three quarters of the time, but the 16x16 stage of intermediate_cpu.py from
 that agent ends 1.4 points lower ([-2.45, -0.35] over 4,000 paired boards; RESULTS.md,
