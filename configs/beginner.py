@@ -19,8 +19,8 @@ The recipe of configs/small.py is adopted, scaled: imitation also teaches the fi
 (``few_proofs_weight=0.5``), every reveal logit is also read alone as "this cell is proven
 safe" on forced states (``proof_bce_weight=1.0``), and the network is four 64-channel layers
 deep. What each of these was worth on small.py: its docstring and benchmarks/RESULTS.md,
-"Agents against their teacher". This scale is unmeasured (no GPU was lent). ``intermediate.py``, ``expert.py``
-and ``curriculum.py`` derive from this config.
+"Agents against their teacher". This scale is unmeasured (no GPU was lent).
+``intermediate.py``, ``expert.py`` and ``curriculum.py`` derive from this config.
 """
 
 from msjax.config import ExperimentConfig, RunConfig

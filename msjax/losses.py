@@ -247,12 +247,12 @@ def imitation_loss(
     ``loss = policy_ce + guess_weight * guess_ce + opening_weight * opening_ce +
     aux_mine_weight * mine_bce + proven_mine_weight * proven_mine_ce + few_proofs_weight *
     few_proofs_ce + proof_bce_weight * proof_bce``, each term a mean over the states it
-    covers. The policy term on a forced state is ``-log sum_{a in forced_safe} pi(a)``, the probability of playing some
-    proven-safe cell; ``guess_ce`` is the same set cross-entropy of the teacher's moves
-    (``teacher_moves``: the solver's move alone, or the safest cells) on the states without
-    one, and ``opening_ce`` the same on the states before the first click alone (the
-    solver's first click: the one move of a game that is the same guess on every board,
-    so the cheapest to learn).
+    covers. The policy term on a forced state is ``-log sum_{a in forced_safe} pi(a)``, the
+    probability of playing some proven-safe cell; ``guess_ce`` is the same set cross-entropy
+    of the teacher's moves (``teacher_moves``: the solver's move alone, or the safest cells)
+    on the states without one, and ``opening_ce`` the same on the states before the first
+    click alone (the solver's first click: the one move of a game that is the same guess on
+    every board, so the cheapest to learn).
     ``proven_mine_ce`` is ``-log(1 - sum_{a in forced_mines} pi(a))``, the probability of not
     revealing a proven mine, over the states with one. ``few_proofs_ce`` is the policy
     term again over the forced states with at most ``few_proofs_cells`` forced-safe cells
