@@ -29,7 +29,9 @@ in each command, the next session, one core beside other runs, 3,482 s): **84.90
 85.78] of the same 6,000** (85.45 / 85.30 / 83.95%), -0.38 [-1.10, +0.33] paired against seed
 0 and +1.23 [+0.49, +1.97] over the chain without the term: the gain holds, and the two
 training seeds average 85.09%, at the target's edge (RESULTS.md, "Every reveal logit read as
-a proof").
+a proof"). With training seed 2, the chain alone on both cores (a later session): **1,940 s,
+32 minutes** in all (916 + 735 + 289 s), and 86.30% [84.72, 87.74] of the seed-7 block (seeds
+0 and 1: 86.70 and 85.45% there), +1.85 [+0.56, +3.14] paired over the chain without the term.
 
 Before the term, the figures that follow. **Its agent was the chain's best 16x16 player**: on 16x16x40 (``python
 benchmarks/paired_agents.py runs/dense_cpu --board intermediate --games 2000 --seed S``) it
