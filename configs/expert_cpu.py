@@ -24,10 +24,11 @@ without it at every point), +2.7 points over its 34.1%, unpaired and not separat
 per update on one core, the term adding nothing measurable per update. The target (>= 40%)
 is not reached. 1,000 more updates from that agent at 3e-4 (a later session): 37.2% [34.3,
 40.2] of the same boards with the exact targets (``imitation.guess_targets=safest
-imitation.mine_targets=exact``), 37.7% [34.7, 40.7] with these labels; on 1,000 other boards
-the exact-target fine-tune +2.30 [-0.14, +4.74] paired over the agent it started from
-(40.80% against 38.50%), not separated, about half an hour more: not shipped (RESULTS.md,
-"The 16x30 agent fine-tuned on the exact guesses"). Every other 16x30 figure
+imitation.mine_targets=exact``), 37.7% [34.7, 40.7] with these labels; on 1,000 other boards,
+paired over the agent it started from (38.50%), +2.30 [-0.14, +4.74] and +1.60 [-0.80,
++4.00] (40.80% and 40.10%), not separated, the two fine-tunes level (+0.70 [-1.73, +3.13]):
+more training, not the labels; about half an hour more: not shipped (RESULTS.md, "The 16x30
+agent fine-tuned on the exact guesses"). Every other 16x30 figure
 below is the chain without it. As the chain stood (2026-11-29, this 2-core CPU, the three
 commands above, this stage with nothing else running): **34.1% [31.2, 37.1] of 1,000 games** (the stage's final evaluation;
 at 200 games every 500 updates 16.5, 23.0, 29.0, 25.5, 33.0%), the stage in 5,464 s (3,000
