@@ -18,6 +18,14 @@ valued by ``value`` or ``safe``):
 ``--symmetric`` adds, after each agent, the agent with its outputs averaged over the board's
 symmetries (``Agent.symmetrised``: 8 on a square board, 4 on a rectangle).
 
+``--solver rules`` adds, after the agents, the JAX rule solver (``agent.SolverAgent``: the
+imitation stage's teacher) on the same boards, ``--solver exact`` the JAX exact player (its
+guesses by exact probabilities, ``SolverConfig(probabilities="exact")``); both may be given,
+and with ``--against`` (below) no agent need be played again:
+
+    python benchmarks/paired_agents.py runs/small --solver rules --solver exact --games 5000 --seed 7
+    python benchmarks/paired_agents.py --against runs/pair_s7.npz:runs/small --solver rules --games 5000 --seed 7
+
 Output: a table, then one JSON line per agent; ``--save FILE.npz`` also keeps every row's
 per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, ``seed``, ``board``),
 so that any two rows can be paired later. ``--against FILE.npz:ROW`` makes such a saved row
@@ -48,7 +56,7 @@ from benchmarks.paired_exact import percent_cells, vs_first  # noqa: E402
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("agents", nargs="+", help="runs or checkpoints; the first is the baseline")
+    parser.add_argument("agents", nargs="*", help="runs or checkpoints; the first is the baseline unless --against")
     parser.add_argument("--games", type=int, default=10_000, help="boards, each played by every agent (>= 2)")
     parser.add_argument("--seed", type=int, default=0, help="picks the boards")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: --against's, else the first agent's)")
@@ -57,9 +65,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="also each agent with this look-ahead on top (repeatable)")
     parser.add_argument("--symmetric", action="store_true",
                         help="also each agent averaged over the board's symmetries")
+    parser.add_argument("--solver", action="append", default=[], choices=("rules", "exact"),
+                        help="also the JAX rule solver (the agents' teacher) or exact player (repeatable)")
     parser.add_argument("--save", metavar="FILE.npz", help="every row's per-board outcomes")
     parser.add_argument("--against", metavar="FILE.npz:ROW", help="a row saved by --save as the baseline (name or index)")
     args = parser.parse_args(argv)
+    if not args.agents and not args.against:
+        parser.error("name an agent (a run or checkpoint), or a saved row with --against, as the baseline")
     if args.games < 2:
         parser.error(f"--games={args.games} must be >= 2")
     if args.batch < 1:
@@ -68,6 +80,8 @@ def main(argv: list[str] | None = None) -> None:
     from msjax import checkpoint
     from msjax import env as ms_env
     from msjax.cli.boards import board_config
+    from msjax.agent import SolverAgent
+    from msjax.solver import SolverConfig
     from msjax.evaluate import play_games
 
     try:
@@ -80,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
             board_arg = saved_board(args.against)
         except (OSError, KeyError, ValueError) as error:
             parser.error(f"--against={args.against}: {error}")
-    env_cfg = board_config(board_arg, False, agents[0].env_cfg)
+    env_cfg = board_config(board_arg, False, agents[0].env_cfg if agents else None)
     board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))  # "HxWxM"
     saved = []
     if args.against:
@@ -98,12 +112,17 @@ def main(argv: list[str] | None = None) -> None:
                 players.append((f"{path} +lookahead {','.join(map(str, spec))}", agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)).with_lookahead(*spec)))
             except ValueError as error:  # more candidates than cells
                 parser.error(f"--lookahead: {error}")
+    for probabilities in args.solver:
+        players.append((f"solver {probabilities}",
+                        SolverAgent(env_cfg, SolverConfig(probabilities="bp" if probabilities == "rules" else "exact"))))
     device = device_name()
     rows, names, outcomes = [], [], []
     for path, agent in saved + players:
         began = time.perf_counter()
         if isinstance(agent, np.ndarray):  # a saved row
             won = agent
+        elif isinstance(agent, SolverAgent):
+            won = np.asarray(play_games(agent, env_cfg, args.games, args.seed, args.batch)["won"])
         else:
             own_cfg = ms_env.with_observation_of(env_cfg, agent.env_cfg)  # its channels, the same games
             won = np.asarray(play_games(agent.for_board(own_cfg), own_cfg, args.games, args.seed, args.batch)["won"])

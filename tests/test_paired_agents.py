@@ -80,3 +80,34 @@ def test_against_a_saved_row_plays_the_file_s_board_and_an_older_file_needs_boar
     with pytest.raises(SystemExit):
         paired_agents.main([run, "--games", "4", "--seed", "3", "--against", f"{old}:0"])
     assert "name it with --board" in capsys.readouterr().err
+
+
+def test_the_solver_plays_the_same_boards_as_when_it_plays_alone(tmp_path, capsys):
+    from msjax import env as ms_env
+    from msjax.agent import SolverAgent
+    from msjax.evaluate import play_games
+
+    run = str(saved_run(tmp_path / "run"))  # a 4x4x2 agent
+    saved = str(tmp_path / "rows.npz")
+    paired_agents.main([run, "--solver", "rules", "--solver", "exact", "--games", "6", "--batch", "3", "--seed", "5",
+                        "--save", saved])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [row["agent"] for row in rows] == [run, "solver rules", "solver exact"]
+    board = ms_env.EnvConfig(H=4, W=4, mine_count=2)
+    alone = np.asarray(play_games(SolverAgent(board), board, 6, 5, 3)["won"])
+    with np.load(saved) as kept:
+        assert kept["rows"].tolist() == [run, "solver rules", "solver exact"]
+        assert kept["wins"][1].tolist() == alone.tolist()
+
+
+def test_a_saved_row_alone_is_a_baseline_for_the_solver_and_no_row_at_all_is_refused(tmp_path, capsys):
+    run = str(saved_run(tmp_path / "run"))
+    saved = str(tmp_path / "rows.npz")
+    paired_agents.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--save", saved])
+    capsys.readouterr()
+    paired_agents.main(["--against", f"{saved}:0", "--solver", "rules", "--games", "4", "--seed", "3"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [row["agent"] for row in rows] == [f"{run} (saved)", "solver rules"] and rows[1]["board"] == "4x4x2"
+    with pytest.raises(SystemExit):
+        paired_agents.main(["--solver", "rules", "--games", "4"])
+    assert "as the baseline" in capsys.readouterr().err

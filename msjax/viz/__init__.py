@@ -10,6 +10,7 @@ figures (``figures``, matplotlib imported only when one is drawn).
 """
 
 from msjax.viz.figures import (
+    plot_compute_curve,
     plot_mine_probabilities,
     plot_reliability,
     plot_training_curves,
@@ -46,6 +47,7 @@ __all__ = [
     "cell_symbols",
     "describe_action",
     "paint",
+    "plot_compute_curve",
     "plot_mine_probabilities",
     "plot_reliability",
     "plot_training_curves",

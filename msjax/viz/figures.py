@@ -281,25 +281,59 @@ def plot_win_rate_vs_compute(run: str | Path, path: str | Path | None = None) ->
     path = Path(path) if path is not None else run_dir / "win_rate_vs_compute.png"
     all_wall = wall_seconds(rows)
     evals = [rows[i] for i in at]
-    steps, wall = np.asarray([row["env_steps"] for row in evals], np.float64), all_wall[at]
-    win = np.asarray([row["win_rate"] for row in evals], np.float64)
-    low = np.asarray([row.get("win_rate_low", row["win_rate"]) for row in evals], np.float64)
-    high = np.asarray([row.get("win_rate_high", row["win_rate"]) for row in evals], np.float64)
-    boundaries = (_stage_starts(rows), all_wall[_stage_changes(rows)])
+    return plot_compute_curve(
+        steps=[row["env_steps"] for row in evals],
+        wall=all_wall[at],
+        win=[row["win_rate"] for row in evals],
+        low=[row.get("win_rate_low", row["win_rate"]) for row in evals],
+        high=[row.get("win_rate_high", row["win_rate"]) for row in evals],
+        path=path,
+        title=f"win rate against compute: {run_dir.name}",
+        starts=(_stage_starts(rows), all_wall[_stage_changes(rows)]),
+    )
+
+
+def plot_compute_curve(
+    steps: Any,
+    wall: Any,
+    win: Any,
+    low: Any,
+    high: Any,
+    path: str | Path,
+    title: str,
+    starts: tuple[Any, Any] = ((), ()),
+) -> Path:
+    """Saves a PNG of win rates (with their 95% band) against environment steps and
+    against wall seconds, side by side.
+
+    Args:
+      steps, wall: float[N]: the environment steps and wall seconds of each point.
+      win, low, high: float[N]: each point's win rate (0 to 1) and its 95% interval.
+      path: where to write the PNG.
+      title: the figure's title.
+      starts: ``(env steps, wall seconds)``, each float[K]: where a stage begins, drawn
+        as dashed vertical lines.
+
+    Returns:
+      The PNG's path.
+    """
+    steps, wall = np.asarray(steps, np.float64), np.asarray(wall, np.float64)
+    win, low, high = (np.asarray(v, np.float64) for v in (win, low, high))
     fig = _figure(figsize=(11, 4))
     axes = fig.subplots(1, 2, sharey=True)
-    for ax, x, label, starts in zip(axes, (steps, wall), ("environment steps", "wall seconds"), boundaries):
-        for start in starts:
+    for ax, x, label, lines in zip(axes, (steps, wall), ("environment steps", "wall seconds"), starts):
+        for start in lines:
             ax.axvline(start, color="gray", ls="--", lw=0.8)
         ax.plot(x, win, "o-", ms=3, color="black", label="greedy evaluation")
         ax.fill_between(x, low, high, color="gray", alpha=0.3, label="95% interval")
         ax.set_xlabel(label)
+        ax.set_xlim(left=0)  # the whole cost, from nothing spent
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     axes[0].ticklabel_format(axis="x", style="sci", scilimits=(0, 0))  # env steps: 1e5, not 100000
     axes[0].set_ylabel("win rate")
-    fig.suptitle(f"win rate against compute: {run_dir.name}")
+    fig.suptitle(title)
     return _save(fig, path)
 
 

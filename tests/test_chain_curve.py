@@ -1,0 +1,58 @@
+"""benchmarks/chain_curve.py: every checkpoint of a chain of runs on one board, placed at
+the chain's whole compute."""
+
+import json
+
+import numpy as np
+import pytest
+from tiny_runs import saved_run
+
+from benchmarks import chain_curve
+
+
+def metrics(run_dir, rows):
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_each_checkpoint_stands_at_the_chain_s_steps_and_seconds(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    first = saved_run(tmp_path / "first", steps=(1, 2))
+    metrics(first, [
+        {"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0},
+        {"kind": "eval", "update": 1, "env_steps": 10, "wall_s": 7.0},
+        {"kind": "train", "update": 2, "env_steps": 20, "wall_s": 9.0},
+        {"kind": "eval", "update": 2, "env_steps": 20, "wall_s": 12.0},  # the final evaluation
+    ])  # fmt: skip
+    second = saved_run(tmp_path / "second", steps=(1, 3))
+    metrics(second, [{"kind": "train", "update": 1, "env_steps": 4, "wall_s": 2.0},
+                     {"kind": "train", "update": 3, "env_steps": 12, "wall_s": 6.0}])
+    png, saved = tmp_path / "curve.png", tmp_path / "rows.npz"
+    chain_curve.main([str(first / "checkpoints" / "2"), str(second), "--games", "6", "--batch", "3", "--seed", "2",
+                      "-o", str(png), "--save", str(saved)])
+    points = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [(p["stage"], p["update"]) for p in points] == [("first", 2), ("second", 1), ("second", 3)]
+    assert [p["env_steps"] for p in points] == [20, 24, 32]
+    assert [p["wall_s"] for p in points] == [12.0, 14.0, 18.0]
+    for p in points:
+        assert p["board"] == "4x4x2" and p["games"] == 6 and p["ci"][0] <= p["win_rate"] <= p["ci"][1]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with np.load(saved) as kept:
+        assert kept["wins"].shape == (3, 6) and str(kept["board"]) == "4x4x2" and int(kept["seed"]) == 2
+        assert kept["rows"].tolist() == [f"{first}/checkpoints/2", f"{second}/checkpoints/1", f"{second}/checkpoints/3"]
+
+
+def test_a_checkpoint_without_its_metrics_row_is_refused(tmp_path):
+    run = saved_run(tmp_path / "run", steps=(2,))
+    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    with pytest.raises(SystemExit):
+        chain_curve.main([str(run), "--games", "2", "-o", str(tmp_path / "c.png")])
+    with pytest.raises(ValueError, match="update 2"):
+        chain_curve.cost_at([{"update": 1, "env_steps": 10}], np.array([5.0]), 2)
+
+
+@pytest.mark.parametrize("flag", [["--games", "0"], ["--batch", "0"], ["--board", "3x3x20"]])
+def test_bad_arguments_are_refused(tmp_path, flag):
+    run = saved_run(tmp_path / "run", steps=(1,))
+    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    with pytest.raises(SystemExit):
+        chain_curve.main([str(run), *flag, "-o", str(tmp_path / "c.png")])
