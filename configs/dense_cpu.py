@@ -30,8 +30,16 @@ in each command, the next session, one core beside other runs, 3,482 s): **84.90
 0 and +1.23 [+0.49, +1.97] over the chain without the term: the gain holds, and the two
 training seeds average 85.09%, at the target's edge (RESULTS.md, "Every reveal logit read as
 a proof"). With training seed 2, the chain alone on both cores (a later session): **1,940 s,
-32 minutes** in all (916 + 735 + 289 s), and 86.30% [84.72, 87.74] of the seed-7 block (seeds
-0 and 1: 86.70 and 85.45% there), +1.85 [+0.56, +3.14] paired over the chain without the term.
+32 minutes** in all (916 + 735 + 289 s), and **85.35% [84.43, 86.22] of the same 6,000**
+(86.30 / 85.90 / 83.85%), +1.68 [+0.92, +2.44] paired over the chain without the term. The
+three training seeds together: 85.18% [84.65, 85.69] of 18,000 games, the target met by the
+point estimate, with every seed under 85% on the seed-9 block.
+With the term, though, this stage adds nothing: intermediate_cpu.py's own agent, the one
+this stage starts from, wins the same 85.28% of the 6,000 boards (186 boards won by each
+alone, 0.00 [-0.63, +0.63]), and training seed 2's +0.35 [-0.82, +1.52] of the seed-9 block;
+before the term this stage added +1.25 [+0.56, +1.94] (below). It stays the shipped 16x16
+agent, which it equals (RESULTS.md, "The shipped agents beside their teacher on the same
+boards").
 
 Before the term, the figures that follow. **Its agent was the chain's best 16x16 player**: on 16x16x40 (``python
 benchmarks/paired_agents.py runs/dense_cpu --board intermediate --games 2000 --seed S``) it

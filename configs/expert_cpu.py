@@ -22,7 +22,10 @@ from update 1,000): **36.8% [33.9, 39.8] of the same 1,000 final boards** as the
 below (at 200 games every 500 updates 24.0, 28.5, 32.5, 31.0, 37.0%: ahead of the chain
 without it at every point), +2.7 points over its 34.1%, unpaired and not separated; 2.3 s
 per update on one core, the term adding nothing measurable per update. The target (>= 40%)
-is not reached. 1,000 more updates from that agent at 3e-4 (a later session): 37.2% [34.3,
+is not reached. Its teacher, the rule solver, on 1,000 other boards (seed 7 of
+``paired_agents.py --solver rules``): 52.10% against this agent's 38.50%, 13.6 points
+[+10.47, +16.73] more (RESULTS.md, "The shipped agents beside their teacher on the same
+boards"). 1,000 more updates from that agent at 3e-4 (a later session): 37.2% [34.3,
 40.2] of the same boards with the exact targets (``imitation.guess_targets=safest
 imitation.mine_targets=exact``), 37.7% [34.7, 40.7] with these labels; on 1,000 other boards,
 paired over the agent it started from (38.50%), +2.30 [-0.14, +4.74] and +1.60 [-0.80,

@@ -17,7 +17,10 @@ With the proof term (``imitation.proof_bce_weight=1.0``, from small.py through
 small_recycled.py, in both stages; 2026-12-05, the two chains side by side, one core each):
 **84.2% of the 1,000 final boards** against 80.9% for the chain without it, the stage 1,367 s
 on one core; with dense_cpu.py after it, 85.28% [84.36, 86.16] of 6,000 other boards, +1.62
-[+0.87, +2.37] paired (RESULTS.md, "Every reveal logit read as a proof"). Before the term
+[+0.87, +2.37] paired (RESULTS.md, "Every reveal logit read as a proof"). **This stage's own
+agent wins the same 85.28% of those 6,000 boards** (0.00 [-0.63, +0.63] paired with the
+crowded stage's; 2026-12-06): with the term, the chain can stop here, 27 minutes alone on two
+cores (RESULTS.md, "The shipped agents beside their teacher on the same boards"). Before the term
 (2026-11-29, this 2-core CPU, the two commands above): **80.6% [78.0, 82.9] of the 1,000 final
 boards**, the stage 901 s alone, the chain **33 minutes** with
 small_recycled.py's 1,096 s (also alone); **83.60% [82.42, 84.72] of 4,000 other boards**

@@ -8,8 +8,10 @@ else running; compile and the 2,000-game final evaluation included), and its age
 (choosing its own first click) wins about 88% of opening-start games (with the proof term,
 2026-12-05: 88.26% of 10,000 and 88.1% of its own 2,000 final boards trained on one core,
 88.3% of them trained on two; before it 87.25% of 8,000, 87.68% and 87.88% of 10,000),
-about one and a half points short of its teacher, the JAX rule solver (figures, times and the
-machines: benchmarks/RESULTS.md, "Agents against their teacher"). 4,500 updates would play
+0.76 points [+0.23, +1.29] short of its teacher, the JAX rule solver, on the same 10,000
+boards (89.02%; the exact player 89.14%; RESULTS.md, "The shipped agents beside their
+teacher on the same boards"; times and machines: "Agents against their teacher"). Issue
+22's 89.5% is not reached. 4,500 updates would play
 8x8 as well in three quarters of the time, but the 16x16 stage of intermediate_cpu.py from
 that agent ends 1.4 points lower ([-2.45, -0.35] over 4,000 paired boards; RESULTS.md,
 "small.py at 4,500 updates"), so the run keeps 6,000.
