@@ -32,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
+from benchmarks.paired_agents import agent_wins, save_rows  # noqa: E402
 from msjax.cli import args as cli_args  # noqa: E402
 
 
@@ -84,7 +85,6 @@ def main(argv: list[str] | None = None) -> None:
     from msjax import checkpoint, viz
     from msjax import env as ms_env
     from msjax.cli.boards import board_config
-    from msjax.evaluate import play_games
     from msjax.stats import wilson_interval
     from msjax.viz.figures import wall_seconds
 
@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     device = device_name()
     points, names, outcomes, starts = [], [], [], ([], [])
     spent_steps = spent_wall = 0.0
-    for spec, run_dir, steps, rows, wall in stages:
-        if spent_steps:
+    for index, (spec, run_dir, steps, rows, wall) in enumerate(stages):
+        if index:  # a stage after the first begins where the ones before it ended
             starts[0].append(spent_steps)
             starts[1].append(spent_wall)
         for step in steps:
@@ -118,9 +118,8 @@ def main(argv: list[str] | None = None) -> None:
             except ValueError as error:
                 parser.error(f"{spec}: {error}")
             agent = checkpoint.load_agent(run_dir / "checkpoints" / str(step))
-            own_cfg = ms_env.with_observation_of(env_cfg, agent.env_cfg)  # its channels, the same games
             began = time.perf_counter()
-            won = np.asarray(play_games(agent.for_board(own_cfg), own_cfg, args.games, args.seed, args.batch)["won"])
+            won = agent_wins(agent, env_cfg, args.games, args.seed, args.batch)
             low, high = wilson_interval(int(won.sum()), won.size)
             point = {"bench": "chain_curve", "stage": run_dir.name, "update": step, "board": board, "seed": args.seed,
                      "games": args.games, "win_rate": float(won.mean()), "ci": [low, high],
@@ -131,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
             names.append(f"{run_dir}/checkpoints/{step}")
             outcomes.append(won)
             if args.save:
-                np.savez(args.save, wins=np.stack(outcomes), rows=np.array(names), seed=args.seed, board=board)
+                save_rows(args.save, names, outcomes, args.seed, board)
         spent_steps += max(float(row.get("env_steps", 0)) for row in rows)
         spent_wall += float(wall.max())
 

@@ -124,13 +124,12 @@ def main(argv: list[str] | None = None) -> None:
         elif isinstance(agent, SolverAgent):
             won = np.asarray(play_games(agent, env_cfg, args.games, args.seed, args.batch)["won"])
         else:
-            own_cfg = ms_env.with_observation_of(env_cfg, agent.env_cfg)  # its channels, the same games
-            won = np.asarray(play_games(agent.for_board(own_cfg), own_cfg, args.games, args.seed, args.batch)["won"])
+            won = agent_wins(agent, env_cfg, args.games, args.seed, args.batch)
         seconds = time.perf_counter() - began
         names.append(path)
         outcomes.append(won)
         if args.save:
-            np.savez(args.save, wins=np.stack(outcomes), rows=np.array(names), seed=args.seed, board=board)
+            save_rows(args.save, names, outcomes, args.seed, board)
         rows.append({"bench": "paired_agents", "agent": path, "board": board, "seed": args.seed, "games": args.games,
                      **vs_first(outcomes[0], won), "seconds": seconds, "device": device})
         print(json.dumps(rows[-1]), flush=True)
@@ -138,6 +137,23 @@ def main(argv: list[str] | None = None) -> None:
     for row in rows:
         win, ci, paired = percent_cells(row)
         print(f"{row['agent'][-40:]:40} {row['games']:>7} {win:>7} {ci:>16} {paired:>22} {row['seconds']:>6.0f}")
+
+
+def agent_wins(agent, env_cfg, games: int, seed: int, batch: int) -> np.ndarray:
+    """bool[games]: the boards of ``seed`` (``env_cfg``'s board and first-click rule) that
+    ``agent`` wins, playing greedily with its own observation channels
+    (``env.with_observation_of``), ``batch`` games at a time."""
+    from msjax import env as ms_env
+    from msjax.evaluate import play_games
+
+    own_cfg = ms_env.with_observation_of(env_cfg, agent.env_cfg)  # its channels, the same games
+    return np.asarray(play_games(agent.for_board(own_cfg), own_cfg, games, seed, batch)["won"])
+
+
+def save_rows(path: str, names: list[str], outcomes: list[np.ndarray], seed: int, board: str) -> None:
+    """Writes rows of per-board outcomes as ``--save`` keeps them (``wins`` bool[rows,
+    games], ``rows`` their names, ``seed``, ``board``), for ``saved_outcomes`` to read."""
+    np.savez(path, wins=np.stack(outcomes), rows=np.array(names), seed=seed, board=board)
 
 
 def _split_spec(spec: str) -> tuple[str, str]:

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from tiny_runs import saved_run
+from tiny_runs import TINY, saved_run
 
 from benchmarks import paired_agents
 from benchmarks.paired_agents import saved_outcomes
@@ -83,7 +83,6 @@ def test_against_a_saved_row_plays_the_file_s_board_and_an_older_file_needs_boar
 
 
 def test_the_solver_plays_the_same_boards_as_when_it_plays_alone(tmp_path, capsys):
-    from msjax import env as ms_env
     from msjax.agent import SolverAgent
     from msjax.evaluate import play_games
 
@@ -93,8 +92,7 @@ def test_the_solver_plays_the_same_boards_as_when_it_plays_alone(tmp_path, capsy
                         "--save", saved])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [row["agent"] for row in rows] == [run, "solver rules", "solver exact"]
-    board = ms_env.EnvConfig(H=4, W=4, mine_count=2)
-    alone = np.asarray(play_games(SolverAgent(board), board, 6, 5, 3)["won"])
+    alone = np.asarray(play_games(SolverAgent(TINY.env), TINY.env, 6, 5, 3)["won"])
     with np.load(saved) as kept:
         assert kept["rows"].tolist() == [run, "solver rules", "solver exact"]
         assert kept["wins"][1].tolist() == alone.tolist()
