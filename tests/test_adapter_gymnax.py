@@ -153,3 +153,15 @@ def test_a_mask_in_observation_that_is_not_a_bool_is_refused():
     with pytest.raises(TypeError, match=r"mask_in_observation='no' must be a bool"):
         adapters.GymnaxMinesweeper(env.EnvConfig(), mask_in_observation="no")
 
+
+@pytest.mark.parametrize("action", [-1, 128, 200])
+def test_an_out_of_range_action_is_an_invalid_move(action):
+    """Issue 92: on 8x8, 128 flagged cell 0 and -1 revealed cell 63, with ``invalid`` False."""
+    gymnax_env, params = adapters.make("beginner", "gymnax")
+    _, state = gymnax_env.reset(jax.random.key(0), params)
+    _, after, reward, terminated, truncated, info = gymnax_env.step(jax.random.key(0), state, action, params)
+    assert bool(info["invalid"]) and not bool(terminated | truncated)
+    assert float(reward) == pytest.approx(-params.cfg.invalid_penalty)
+    assert int(after.time) == 1 and not bool(after.game.first_click_done)
+    assert not np.asarray(after.game.revealed).any() and not np.asarray(after.game.flags).any()
+    np.testing.assert_array_equal(after.legal_action_mask, state.legal_action_mask)

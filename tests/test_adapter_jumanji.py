@@ -92,3 +92,14 @@ def test_a_step_on_a_board_of_another_size_names_both_shapes():
     with pytest.raises(ValueError, match=r"state's board is 8x8 but env\.cfg is 16x16"):
         adapters.make("intermediate", "jumanji").step(state, jnp.int32(0))
 
+
+def test_an_out_of_range_action_is_an_invalid_move():
+    cfg = config_for(DRAWING)
+    jumanji_env = adapters.JumanjiMinesweeper(cfg)
+    state = position(DRAWING, cfg)
+    for action in (-3, cfg.num_actions):  # read modulo H*W they would reveal cell 3, flag cell 0
+        after, timestep = jax.jit(jumanji_env.step)(state, jnp.int32(action))
+        assert bool(timestep.extras["invalid"]) and int(timestep.step_type) == int(StepType.MID)
+        assert float(timestep.reward) == pytest.approx(-cfg.invalid_penalty)
+        np.testing.assert_array_equal(after.revealed, state.revealed)
+        np.testing.assert_array_equal(after.flags, state.flags)

@@ -162,6 +162,20 @@ def test_check_board_shape_names_both_shapes():
         adapters.check_board_shape(game, EnvConfig(H=16, W=16, mine_count=40), "params.cfg")
 
 
+def test_game_step_plays_an_out_of_range_action_as_invalid():
+    """Issue 92: -1 revealed the last cell and 2*H*W flagged cell 0, through the adapters too."""
+    cfg = EnvConfig(H=4, W=4, mine_count=3)
+    state = env.reset(jax.random.key(5), cfg)
+    actions = jnp.array([-1, cfg.num_actions, 2 * cfg.num_actions + 5], jnp.int32)
+    stepped, reward, _, info = jax.jit(jax.vmap(adapters.game_step(cfg), in_axes=(None, 0)))(state, actions)
+    one = jax.jit(adapters.game_step(cfg))(state, actions[0])
+    for out_state, out_reward, out_info in ((stepped, reward, info), (one[0], one[1], one[3])):
+        assert np.asarray(out_info["invalid"]).all()
+        np.testing.assert_array_equal(out_reward, np.full(np.shape(out_reward), -cfg.invalid_penalty, np.float32))
+        assert not np.asarray(out_state.revealed).any() and not np.asarray(out_state.flags).any()
+        assert not np.asarray(out_state.first_click_done).any(), "no mines placed"
+
+
 def test_board_config_reads_names_and_text_with_rules():
     assert adapters.board_config("16x16x40", max_steps=50) == EnvConfig(H=16, W=16, mine_count=40, max_steps=50)
     assert adapters.board_config("expert") == EnvConfig(H=16, W=30, mine_count=99)

@@ -14,7 +14,8 @@ rejax deep-copies its env, and the wrapper's ``__getattr__`` recurses forever on
   planes, the legal reveals and the legal flags (1.0 where legal), so a policy that sees
   only the observation can mask its logits (``legal_actions_in_observation``).
 * Action: ``Discrete(2*H*W)``, msjax's encoding: ``a < H*W`` reveals cell ``a``
-  (row-major), ``a >= H*W`` toggles the flag on ``a - H*W``.
+  (row-major), ``a >= H*W`` toggles the flag on ``a - H*W``. Any other number is an
+  invalid action, as in msjax: ``invalid_penalty``, the game unchanged, ``info["invalid"]``.
 * The legal-action mask: ``state.legal_action_mask`` (bool[2*H*W]), computed once per
   step for the game the agent sees next (the new game after an auto-reset).
 * Terminated on a win or a mine, truncated at ``env.move_limit(cfg)`` moves

@@ -10,7 +10,8 @@ As Jumanji's own environments do, it does not restart games itself: wrap it in
   ``action_mask``, bool[2*H*W] (the mask inside the observation, as in Jumanji's envs);
   ``step_count``, int32[].
 * Action: ``DiscreteArray(2*H*W)``, msjax's encoding (``a < H*W`` reveals cell ``a``,
-  row-major; ``a >= H*W`` toggles the flag on ``a - H*W``).
+  row-major; ``a >= H*W`` toggles the flag on ``a - H*W``). Any other number is an invalid
+  action, as in msjax: ``invalid_penalty``, the game unchanged, ``extras["invalid"]``.
 * Step types: ``termination`` (discount 0) on a win or a mine; ``truncation`` (discount 1)
   when the game has used ``env.move_limit(cfg)`` moves; ``transition`` otherwise
   (``core.episode_end``). ``extras`` holds ``won`` and ``invalid`` (bool[]) of the step.
