@@ -127,3 +127,41 @@ def test_equal_envs_share_compiled_code():
     second, _ = adapters.make("beginner", "gymnax")
     assert first == second and hash(first) == hash(second)
     assert first != adapters.make("intermediate", "gymnax")[0]
+
+
+def test_reset_refuses_a_key_that_is_not_a_prng_key_and_takes_legacy_keys():
+    """Issue 92: ``reset(0, params)`` succeeded and the first step failed on "invalid PRNG key data"."""
+    gymnax_env, params = adapters.make("beginner", "gymnax")
+    with pytest.raises(TypeError, match=r"^key=int32\[\]: expected one PRNG key"):
+        gymnax_env.reset(0, params)
+    for key in (jax.random.key(0), jax.random.PRNGKey(0)):
+        _, state = gymnax_env.reset(key, params)
+        _, state, *_ = gymnax_env.step(key, state, 27, params)
+        assert bool(state.game.first_click_done)
+
+
+def test_a_step_with_params_of_another_board_names_both_shapes():
+    gymnax_env, params = adapters.make("beginner", "gymnax")
+    _, other_params = adapters.make("intermediate", "gymnax")
+    _, state = gymnax_env.reset(jax.random.key(0), params)
+    for step in (gymnax_env.step, gymnax_env.step_env):
+        with pytest.raises(ValueError, match=r"state's board is 8x8 but params\.cfg is 16x16"):
+            step(jax.random.key(0), state, 0, other_params)
+
+
+def test_a_mask_in_observation_that_is_not_a_bool_is_refused():
+    with pytest.raises(TypeError, match=r"mask_in_observation='no' must be a bool"):
+        adapters.GymnaxMinesweeper(env.EnvConfig(), mask_in_observation="no")
+
+
+@pytest.mark.parametrize("action", [-1, 128, 200])
+def test_an_out_of_range_action_is_an_invalid_move(action):
+    """Issue 92: on 8x8, 128 flagged cell 0 and -1 revealed cell 63, with ``invalid`` False."""
+    gymnax_env, params = adapters.make("beginner", "gymnax")
+    _, state = gymnax_env.reset(jax.random.key(0), params)
+    _, after, reward, terminated, truncated, info = gymnax_env.step(jax.random.key(0), state, action, params)
+    assert bool(info["invalid"]) and not bool(terminated | truncated)
+    assert float(reward) == pytest.approx(-params.cfg.invalid_penalty)
+    assert int(after.time) == 1 and not bool(after.game.first_click_done)
+    assert not np.asarray(after.game.revealed).any() and not np.asarray(after.game.flags).any()
+    np.testing.assert_array_equal(after.legal_action_mask, state.legal_action_mask)

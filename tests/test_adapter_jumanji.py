@@ -75,3 +75,31 @@ def test_jumanjis_auto_reset_wrapper_restarts_ended_games():
     np.testing.assert_array_equal(timestep.last(), [True, False])
     assert not np.asarray(timestep.observation.board[0, 0]).any(), "board 0 shows its new game"
     assert not np.asarray(states.revealed[0]).any() and np.asarray(states.revealed[1]).any()
+
+
+def test_reset_refuses_a_key_that_is_not_a_prng_key_and_takes_legacy_keys():
+    jumanji_env = adapters.make("beginner", "jumanji")
+    with pytest.raises(TypeError, match=r"^key=int32\[\]: expected one PRNG key"):
+        jax.jit(jumanji_env.reset)(0)
+    for key in (jax.random.key(0), jax.random.PRNGKey(0)):
+        state, _ = jumanji_env.reset(key)
+        state, _ = jumanji_env.step(state, jnp.int32(27))
+        assert bool(state.first_click_done)
+
+
+def test_a_step_on_a_board_of_another_size_names_both_shapes():
+    state, _ = adapters.make("beginner", "jumanji").reset(jax.random.key(0))
+    with pytest.raises(ValueError, match=r"state's board is 8x8 but env\.cfg is 16x16"):
+        adapters.make("intermediate", "jumanji").step(state, jnp.int32(0))
+
+
+def test_an_out_of_range_action_is_an_invalid_move():
+    cfg = config_for(DRAWING)
+    jumanji_env = adapters.JumanjiMinesweeper(cfg)
+    state = position(DRAWING, cfg)
+    for action in (-3, cfg.num_actions):  # read modulo H*W they would reveal cell 3, flag cell 0
+        after, timestep = jax.jit(jumanji_env.step)(state, jnp.int32(action))
+        assert bool(timestep.extras["invalid"]) and int(timestep.step_type) == int(StepType.MID)
+        assert float(timestep.reward) == pytest.approx(-cfg.invalid_penalty)
+        np.testing.assert_array_equal(after.revealed, state.revealed)
+        np.testing.assert_array_equal(after.flags, state.flags)

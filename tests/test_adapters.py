@@ -3,6 +3,7 @@ the batch step under ``vmap``, how an episode ends, the restart of ended games, 
 ``make``'s arguments."""
 
 import functools
+import re
 
 import chex
 import jax
@@ -121,6 +122,58 @@ def test_restart_ended_restarts_only_ended_games_from_their_own_key_as_batch_ste
 def test_make_names_what_is_wrong(kwargs, message):
     with pytest.raises(ValueError, match=message):
         adapters.make(**kwargs)
+
+
+@pytest.mark.parametrize("board", [None, 8])
+def test_make_names_a_board_that_is_neither_text_nor_a_config(board):
+    with pytest.raises(TypeError, match=rf"board={board!r}: .*beginner.*HxWxM.*EnvConfig"):
+        adapters.make(board)
+
+
+@pytest.mark.parametrize("api", ["gymnax", "jumanji"])
+@pytest.mark.parametrize("value", ["no", 1])
+def test_make_refuses_a_mask_in_observation_that_is_not_a_bool(api, value):
+    with pytest.raises(TypeError, match=re.escape(f"mask_in_observation={value!r}") + ".*bool"):
+        adapters.make("beginner", api, mask_in_observation=value)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [0, jnp.int32(0), jnp.zeros(2, jnp.int32), jax.random.split(jax.random.key(0), 2)],
+    ids=["int", "int32[]", "int32[2]", "two keys"],
+)
+def test_check_key_refuses_what_is_not_one_prng_key(key):
+    with pytest.raises(TypeError, match=r"^key=.*jax\.random\.key.*jax\.random\.PRNGKey"):
+        adapters.check_key(key)
+    with pytest.raises(TypeError, match=r"^key="):  # traced, as inside a jitted reset
+        jax.jit(adapters.check_key)(key)
+
+
+def test_check_key_takes_typed_and_legacy_keys():
+    for key in (jax.random.key(0), jax.random.PRNGKey(0)):
+        adapters.check_key(key)
+        jax.jit(adapters.check_key)(key)
+
+
+def test_check_board_shape_names_both_shapes():
+    game = env.reset(jax.random.key(0), EnvConfig())
+    adapters.check_board_shape(game, EnvConfig(), "params.cfg")
+    with pytest.raises(ValueError, match=r"state's board is 8x8 but params\.cfg is 16x16"):
+        adapters.check_board_shape(game, EnvConfig(H=16, W=16, mine_count=40), "params.cfg")
+
+
+def test_game_step_plays_an_out_of_range_action_as_invalid():
+    """Issue 92: -1 revealed the last cell and 2*H*W flagged cell 0, through the adapters too."""
+    cfg = EnvConfig(H=4, W=4, mine_count=3)
+    state = env.reset(jax.random.key(5), cfg)
+    actions = jnp.array([-1, cfg.num_actions, 2 * cfg.num_actions + 5], jnp.int32)
+    stepped, reward, _, info = jax.jit(jax.vmap(adapters.game_step(cfg), in_axes=(None, 0)))(state, actions)
+    one = jax.jit(adapters.game_step(cfg))(state, actions[0])
+    for out_state, out_reward, out_info in ((stepped, reward, info), (one[0], one[1], one[3])):
+        assert np.asarray(out_info["invalid"]).all()
+        np.testing.assert_array_equal(out_reward, np.full(np.shape(out_reward), -cfg.invalid_penalty, np.float32))
+        assert not np.asarray(out_state.revealed).any() and not np.asarray(out_state.flags).any()
+        assert not np.asarray(out_state.first_click_done).any(), "no mines placed"
 
 
 def test_board_config_reads_names_and_text_with_rules():

@@ -5,8 +5,8 @@
 The contract is ``ReferenceGame``: the rules of ``msjax.env``'s package docstring as the
 plainest Python (a breadth-first flood fill, loops over cells). The contract games are
 random layouts on small boards with random action streams drawn once from the reference:
-first clicks, cascades, flags and flags removed, reveals of flagged cells, invalid actions,
-wins, losses on a mine and on the step cap, and a move after the end.
+first clicks, cascades, flags and flags removed, reveals of flagged cells, invalid actions
+(out-of-range numbers among them), wins, losses on a mine and on the step cap, and a move after the end.
 ``check_conformance(rules)`` replays every game through one implementation and compares
 what it reports after every action (revealed cells, the numbers on them, flags, done, won,
 reward and info, each where the implementation has it) with the reference, then checks its
@@ -80,9 +80,13 @@ class ReferenceGame:
         self.flags = np.zeros_like(mines)
         self.steps, self.done, self.won = 0, False, False
 
+    def in_range(self, action: int) -> bool:
+        """The action is a number ``decode_action`` reads as a move: in ``[0, 2*H*W)``."""
+        return 0 <= action < self.cfg.num_actions
+
     def legal(self, action: int) -> bool:
         """The move is one ``action_mask`` allows: the game runs and the cell is hidden."""
-        return not self.done and not self.revealed.flat[action % self.cfg.num_cells]
+        return not self.done and self.in_range(action) and not self.revealed.flat[action % self.cfg.num_cells]
 
     def flood_fill(self, row: int, col: int) -> np.ndarray:
         """bool[H, W]: what revealing safe ``(row, col)`` opens: the cell and, from a zero,
@@ -108,7 +112,7 @@ class ReferenceGame:
         row, col = divmod(action % cfg.num_cells, cfg.W)
         is_flag = action >= cfg.num_cells
         self.steps += 1
-        invalid, hit_mine, new_revealed = bool(self.revealed[row, col]), False, 0
+        invalid, hit_mine, new_revealed = not self.in_range(action) or bool(self.revealed[row, col]), False, 0
         reward = -cfg.invalid_penalty if invalid else -cfg.step_penalty
         if invalid:
             pass
@@ -154,8 +158,9 @@ class Game:
 
 def random_stream(mines: np.ndarray, cfg: env.EnvConfig, rng: np.random.Generator) -> tuple[int, ...]:
     """A game's actions, drawn as the reference plays them: reveals (half of them of safe
-    cells, so games last), flag toggles, reveals of flagged cells, invalid actions, and one
-    arbitrary action once the game is over."""
+    cells, so games last), flag toggles, reveals of flagged cells, invalid actions (moves on
+    revealed cells and numbers outside ``[0, 2*H*W)``), and one arbitrary action once the
+    game is over."""
     game, actions = ReferenceGame(mines, cfg), []
     while len(actions) < MOVES_PER_GAME:
         if game.done:
@@ -171,6 +176,8 @@ def random_stream(mines: np.ndarray, cfg: env.EnvConfig, rng: np.random.Generato
             action = int(rng.choice([0, cfg.num_cells])) + int(rng.choice(flagged))
         elif kind < 0.32 and revealed.size:  # invalid: a reveal or flag of a revealed cell
             action = int(rng.choice([0, cfg.num_cells])) + int(rng.choice(revealed))
+        elif kind < 0.36:  # invalid: out of range, a cell's number modulo H*W
+            action = int(rng.choice([-cfg.num_cells, 2 * cfg.num_cells])) + int(rng.choice(hidden))
         elif kind < 0.66:
             action = int(rng.choice(safe_hidden))
         else:
@@ -370,13 +377,14 @@ class ExactBoard:
 
 
 def games_for(rules: Rules, cfg: env.EnvConfig) -> list[Game]:
-    """The contract games of ``cfg`` as ``rules`` can play them (flag actions left out when
-    it has no flags; none when it has no step cap and ``cfg`` has one)."""
+    """The contract games of ``cfg`` as ``rules`` can play them (when it has no flags, its
+    moves are cells: flag actions and out-of-range numbers left out; none when it has no
+    step cap and ``cfg`` has one)."""
     if cfg.max_steps and not rules.step_cap:
         return []
     if rules.flags:
         return CONTRACT[cfg]
-    return [Game(g.mines, tuple(a for a in g.actions if a < cfg.num_cells)) for g in CONTRACT[cfg]]
+    return [Game(g.mines, tuple(a for a in g.actions if 0 <= a < cfg.num_cells)) for g in CONTRACT[cfg]]
 
 
 def assert_same_outcome(got: Outcome, expected: Outcome, where: str) -> None:
@@ -440,11 +448,12 @@ def test_implementation_meets_the_contract(rules):
 def rules_reached(reference: ReferenceGame, action: int) -> set[str]:
     """The rules of the contract that ``action`` exercises (played on ``reference``)."""
     cell, is_flag = env.decode_action(action, reference.cfg)
-    flagged, was_done = bool(reference.flags.flat[cell]), reference.done
+    flagged, was_done, in_range = bool(reference.flags.flat[cell]), reference.done, reference.in_range(action)
     outcome = reference.play(action)
     reached = {
         "after the end": was_done,
-        "invalid": outcome.info["invalid"],
+        "invalid": outcome.info["invalid"] and in_range,
+        "invalid out of range": not in_range and not was_done,
         "cascade": outcome.info["new_revealed"] > 1,
         "reveal a flagged cell": flagged and not is_flag and not outcome.info["invalid"],
         "unflag": flagged and is_flag,
@@ -466,6 +475,7 @@ def test_contract_games_cover_every_rule():
     assert seen == {
         "after the end",
         "invalid",
+        "invalid out of range",
         "cascade",
         "reveal a flagged cell",
         "unflag",

@@ -274,6 +274,44 @@ def test_invalid_action_costs_the_penalty_and_changes_nothing():
         chex.assert_trees_all_equal(after.replace(step_count=state.step_count), state)
 
 
+def out_of_range_actions(cfg):
+    """Actions outside ``[0, 2*H*W)``: each would name a cell if read modulo ``H*W``."""
+    return jnp.array([-1, -cfg.num_cells, cfg.num_actions, cfg.num_actions + 4, 2**31 - 1, -(2**31)], jnp.int32)
+
+
+def assert_invalid_moves(states, after, reward, done, info, cfg):
+    """Every game of a batch took an invalid move: the penalty, a step counted, nothing else moved."""
+    assert np.asarray(info["invalid"]).all() and not np.asarray(done).any()
+    np.testing.assert_array_equal(reward, np.full(reward.shape, -cfg.invalid_penalty, np.float32))
+    np.testing.assert_array_equal(after.step_count, states.step_count + 1)
+    unkey = lambda x: jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x  # noqa: E731
+    chex.assert_trees_all_equal(*(jax.tree.map(unkey, s.replace(step_count=states.step_count)) for s in (after, states)))
+
+
+def test_an_out_of_range_action_is_invalid_in_step_and_batch_step():
+    """Issue 92: action 2*H*W flagged cell 0 and -1 revealed the last cell (placing the mines)."""
+    fresh = reset(jax.random.key(0), CORNER)
+    playing = position(
+        """
+        * # #
+        # 1 #
+        # # #
+        """
+    )
+    actions = out_of_range_actions(CORNER)
+    for state in (fresh, playing):
+        states = stack([state] * actions.shape[0])
+        assert_invalid_moves(states, *step_each(states, actions, CORNER), CORNER)
+        assert_invalid_moves(states, *env.batch_step(states, actions, CORNER), CORNER)  # the adapters' batch: test_adapters.py
+
+
+def test_an_out_of_range_action_is_invalid_on_a_padded_board():
+    cfg = EnvConfig(H=4, W=5, boards=((3, 4, 2, 2), (4, 5, 3, 3)))  # -1 reads as cell 19: padding, then playable
+    actions = jnp.tile(out_of_range_actions(cfg), 2)
+    states = stack([env.reset_on_board(jax.random.key(3), cfg, board) for board in (0, 1) for _ in range(6)])
+    assert_invalid_moves(states, *env.batch_step(states, actions, cfg), cfg)
+
+
 def test_action_mask_is_exactly_the_valid_actions():
     state = position(
         """

@@ -4,11 +4,20 @@
 (optional extras), so they load on first use: ``import msjax.adapters`` needs neither.
 
 Modules: ``core`` (shared, no extra: ``board_config``, ``game_step``, which keeps the batch
-step's speed under ``jax.vmap``, ``episode_end``, ``restart_ended``), ``gymnax_env``
+step's speed under ``jax.vmap``, ``episode_end``, ``restart_ended``, and the checks at the
+door, ``check_key``, ``check_board_shape``, ``check_bool``), ``gymnax_env``
 (``GymnaxMinesweeper``), ``jumanji_env`` (``JumanjiMinesweeper``), ``factory`` (``make``).
 """
 
-from msjax.adapters.core import board_config, episode_end, game_step, restart_ended
+from msjax.adapters.core import (
+    board_config,
+    check_board_shape,
+    check_bool,
+    check_key,
+    episode_end,
+    game_step,
+    restart_ended,
+)
 from msjax.adapters.factory import APIS, INSTALL, make
 
 _LAZY = {
@@ -32,6 +41,9 @@ __all__ = [
     "MinesweeperParams",
     "MinesweeperState",
     "board_config",
+    "check_board_shape",
+    "check_bool",
+    "check_key",
     "episode_end",
     "game_step",
     "legal_actions_in_observation",

@@ -32,6 +32,7 @@ def board_config(board: str | EnvConfig, **rules: Any) -> EnvConfig:
     is returned as given (then no ``rules`` are allowed).
 
     Raises:
+      TypeError: ``board`` is neither text nor an ``EnvConfig``.
       ValueError: an unknown board, an ``EnvConfig`` with ``rules``, a rule that is not an
         ``EnvConfig`` field (the valid ones are listed), or an unplayable config.
     """
@@ -39,12 +40,56 @@ def board_config(board: str | EnvConfig, **rules: Any) -> EnvConfig:
         if rules:
             raise ValueError(f"board is already an EnvConfig: give its fields there, not {sorted(rules)}")
         return board
+    if not isinstance(board, str):
+        raise TypeError(
+            f"board={board!r}: use a name of {', '.join(env.STANDARD_BOARDS)}, HxWxM text such as '9x9x10', "
+            "or an EnvConfig"
+        )
     fields = set(EnvConfig.__dataclass_fields__) - {"H", "W", "mine_count"}
     unknown = sorted(set(rules) - fields)
     if unknown:
         raise ValueError(f"unknown EnvConfig field(s) {unknown}; valid: {sorted(fields)}")
     height, width, mines = env.parse_board(board)
     return EnvConfig(H=height, W=width, mine_count=mines, **rules)
+
+
+def check_bool(name: str, value: Any) -> None:
+    """Raises a ``TypeError`` naming ``name`` unless ``value`` is True or False (a string such
+    as ``'no'`` would otherwise read as True)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}={value!r} must be a bool (True or False)")
+
+
+def check_key(key: Any, name: str = "key") -> None:
+    """Raises a ``TypeError`` naming ``name`` unless ``key`` is one PRNG key: a typed key
+    (``jax.random.key(seed)``) or a legacy one (``jax.random.PRNGKey(seed)``, uint32[2]).
+
+    Reads only the dtype and shape, so it works on traced keys (inside ``jit`` and, per
+    board, under ``vmap``), and costs nothing in the compiled program. A game keeps its key
+    and draws its mines from it at the first reveal, so a wrong key would fail there, far
+    from its cause.
+    """
+    dtype, shape = getattr(key, "dtype", None), jnp.shape(key)
+    typed = dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key) and shape == ()
+    legacy = dtype == jnp.uint32 and shape == (2,)
+    if not (typed or legacy):
+        got = f"{dtype}{list(shape)}" if dtype is not None else repr(key)
+        raise TypeError(
+            f"{name}={got}: expected one PRNG key, jax.random.key(seed) or a legacy jax.random.PRNGKey(seed) "
+            "(uint32[2])"
+        )
+
+
+def check_board_shape(game: EnvState, cfg: EnvConfig, cfg_name: str) -> None:
+    """Raises a ``ValueError`` naming both shapes unless ``game`` (one board, or a batch)
+    is a board of ``cfg``'s ``H x W``; ``cfg_name`` says where ``cfg`` came from
+    (``"params.cfg"``). Shapes are static, so this runs in Python, at trace time."""
+    rows, cols = game.revealed.shape[-2:]
+    if (rows, cols) != (cfg.H, cfg.W):
+        raise ValueError(
+            f"state's board is {rows}x{cols} but {cfg_name} is {cfg.H}x{cfg.W}: "
+            f"step a state with the {cfg_name.split('.')[0]} that reset it"
+        )
 
 
 def _broadcast(value: Any, batched: Any, axis_size: int) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from msjax.adapters.core import board_config
+from msjax.adapters.core import board_config, check_bool
 from msjax.env import EnvConfig
 
 APIS = ("gymnax", "gymnax-legacy", "jumanji")
@@ -42,12 +42,15 @@ def make(board: str | EnvConfig = "beginner", api: str = "gymnax", **rules: Any)
       ``"jumanji"``: a ``JumanjiMinesweeper``, as ``jumanji.make``.
 
     Raises:
+      TypeError: ``board`` is neither text nor an ``EnvConfig``; ``mask_in_observation`` is
+        not a bool.
       ValueError: an unknown ``api`` or board, or a rule that is not an ``EnvConfig`` field.
       ImportError: the library is not installed; the message gives the install line.
     """
     if api not in APIS:
         raise ValueError(f"api={api!r}: use one of {', '.join(APIS)}")
     mask_in_observation = rules.pop("mask_in_observation", False)
+    check_bool("mask_in_observation", mask_in_observation)
     if mask_in_observation and api == "jumanji":
         raise ValueError("mask_in_observation is for gymnax; Jumanji's observation always holds action_mask")
     cfg = board_config(board, **rules)

@@ -14,7 +14,8 @@ rejax deep-copies its env, and the wrapper's ``__getattr__`` recurses forever on
   planes, the legal reveals and the legal flags (1.0 where legal), so a policy that sees
   only the observation can mask its logits (``legal_actions_in_observation``).
 * Action: ``Discrete(2*H*W)``, msjax's encoding: ``a < H*W`` reveals cell ``a``
-  (row-major), ``a >= H*W`` toggles the flag on ``a - H*W``.
+  (row-major), ``a >= H*W`` toggles the flag on ``a - H*W``. Any other number is an
+  invalid action, as in msjax: ``invalid_penalty``, the game unchanged, ``info["invalid"]``.
 * The legal-action mask: ``state.legal_action_mask`` (bool[2*H*W]), computed once per
   step for the game the agent sees next (the new game after an auto-reset).
 * Terminated on a win or a mine, truncated at ``env.move_limit(cfg)`` moves
@@ -26,6 +27,9 @@ rejax deep-copies its env, and the wrapper's ``__getattr__`` recurses forever on
   reset keys. The step key is accepted for the interface and not used.
 * Params (``MinesweeperParams``) carry the board and rules (``cfg``) as static pytree
   metadata: jitted consumers that take params as an argument still see a static config.
+* Checked at the door, in Python (shapes and dtypes are static): ``reset`` takes a typed
+  key (``jax.random.key``) or a legacy one (``jax.random.PRNGKey``) and nothing else; a step
+  refuses a state whose board is not ``params.cfg``'s ``H x W``.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from flax import struct
 from gymnax.environments import environment, spaces
 
 from msjax import env
-from msjax.adapters.core import episode_end, game_step, restart_ended
+from msjax.adapters.core import check_board_shape, check_bool, check_key, episode_end, game_step, restart_ended
 from msjax.env import EnvConfig, EnvState
 
 
@@ -98,6 +102,7 @@ class GymnaxMinesweeper(environment.Environment[MinesweeperState, MinesweeperPar
 
     def __init__(self, cfg: EnvConfig | None = None, mask_in_observation: bool = False):
         super().__init__()
+        check_bool("mask_in_observation", mask_in_observation)
         self.cfg = EnvConfig() if cfg is None else cfg
         self.mask_in_observation = mask_in_observation
 
@@ -149,6 +154,8 @@ class GymnaxMinesweeper(environment.Environment[MinesweeperState, MinesweeperPar
         return self.observe(key, state, None, self.default_params if params is None else params)
 
     def reset_env(self, key: jax.Array, params: MinesweeperParams) -> tuple[jax.Array, MinesweeperState]:
+        """A new game from ``key``, a typed or legacy PRNG key (``core.check_key``)."""
+        check_key(key)
         state = self.state_of(env.reset(key, params.cfg), params)
         return self.observe(key, state, None, params), state
 
@@ -157,10 +164,22 @@ class GymnaxMinesweeper(environment.Environment[MinesweeperState, MinesweeperPar
     ) -> tuple[jax.Array, MinesweeperState, jax.Array, jax.Array, dict[str, jax.Array]]:
         """One move without auto-reset: ``(obs, state, reward, terminated, info)``; ``info``
         also holds ``truncated`` (the move cap)."""
-        game, reward, _, info = game_step(params.cfg)(state.game, jnp.asarray(action, jnp.int32))
+        game, reward, info = self._play(state, action, params)
         terminated, truncated = episode_end(game, params.cfg)
         state = self.state_of(game, params)
         return self.observe(key, state, action, params), state, reward, terminated, {**info, "truncated": truncated}
+
+    def _play(
+        self, state: MinesweeperState, action: Any, params: MinesweeperParams
+    ) -> tuple[EnvState, jax.Array, dict[str, jax.Array]]:
+        """``(game, reward, info)`` of one move (``core.game_step``), the game as it ended.
+
+        Raises:
+          ValueError: ``state`` is a board of another size than ``params.cfg``'s.
+        """
+        check_board_shape(state.game, params.cfg, "params.cfg")
+        game, reward, _, info = game_step(params.cfg)(state.game, jnp.asarray(action, jnp.int32))
+        return game, reward, info
 
     def is_terminated(self, state: MinesweeperState, params: MinesweeperParams) -> jax.Array:
         return episode_end(state.game, params.cfg)[0]
@@ -179,7 +198,7 @@ class GymnaxMinesweeper(environment.Environment[MinesweeperState, MinesweeperPar
         msjax's step info (``won``, ``lost``, ``invalid``, ``new_revealed``, ``steps``,
         ``revealed_fraction``)."""
         params = self.default_params if params is None else params
-        game, reward, _, info = game_step(params.cfg)(state.game, jnp.asarray(action, jnp.int32))
+        game, reward, info = self._play(state, action, params)
         terminated, truncated = episode_end(game, params.cfg)
         final_observation = self.observe(key, self.state_of(game, params), action, params)
         next_state = self.state_of(restart_ended(game, terminated | truncated, params.cfg), params)

@@ -10,10 +10,13 @@ As Jumanji's own environments do, it does not restart games itself: wrap it in
   ``action_mask``, bool[2*H*W] (the mask inside the observation, as in Jumanji's envs);
   ``step_count``, int32[].
 * Action: ``DiscreteArray(2*H*W)``, msjax's encoding (``a < H*W`` reveals cell ``a``,
-  row-major; ``a >= H*W`` toggles the flag on ``a - H*W``).
+  row-major; ``a >= H*W`` toggles the flag on ``a - H*W``). Any other number is an invalid
+  action, as in msjax: ``invalid_penalty``, the game unchanged, ``extras["invalid"]``.
 * Step types: ``termination`` (discount 0) on a win or a mine; ``truncation`` (discount 1)
   when the game has used ``env.move_limit(cfg)`` moves; ``transition`` otherwise
   (``core.episode_end``). ``extras`` holds ``won`` and ``invalid`` (bool[]) of the step.
+* ``reset`` takes a typed key (``jax.random.key``) or a legacy one (``jax.random.PRNGKey``)
+  and nothing else; ``step`` refuses a state whose board is not the env's ``H x W``.
 * ``render(state)`` returns ``env.render``'s text picture of the board.
 * Under ``jax.vmap`` the step runs as msjax's batch step (``core.game_step``).
 """
@@ -30,7 +33,7 @@ from jumanji.env import Environment
 from jumanji.types import StepType, TimeStep, restart
 
 from msjax import env
-from msjax.adapters.core import episode_end, game_step
+from msjax.adapters.core import check_board_shape, check_key, episode_end, game_step
 from msjax.env import EnvConfig, EnvState
 
 
@@ -71,13 +74,23 @@ class JumanjiMinesweeper(Environment[EnvState, specs.DiscreteArray, MinesweeperO
         )
 
     def reset(self, key: jax.Array) -> tuple[EnvState, TimeStep[MinesweeperObservation]]:
-        """A new game from ``key`` (mines are placed at its first reveal) and its FIRST step."""
+        """A new game from ``key`` (mines are placed at its first reveal) and its FIRST step.
+
+        Raises:
+          TypeError: ``key`` is not one PRNG key, typed or legacy (``core.check_key``).
+        """
+        check_key(key)
         state = env.reset(key, self.cfg)
         extras = {"won": jnp.bool_(False), "invalid": jnp.bool_(False)}
         return state, restart(self.observation_of(state), extras, dtype=jnp.float32)
 
     def step(self, state: EnvState, action: jax.Array) -> tuple[EnvState, TimeStep[MinesweeperObservation]]:
-        """One move: ``(state, TimeStep)`` with the step type of ``core.episode_end``."""
+        """One move: ``(state, TimeStep)`` with the step type of ``core.episode_end``.
+
+        Raises:
+          ValueError: ``state`` is a board of another size than the env's ``cfg``.
+        """
+        check_board_shape(state, self.cfg, "env.cfg")
         state, reward, _, info = game_step(self.cfg)(state, jnp.asarray(action, jnp.int32))
         terminated, truncated = episode_end(state, self.cfg)
         timestep = TimeStep(

@@ -21,9 +21,9 @@ Choices the seed leaves open, fixed here:
   ``flag_incorrect_reward`` elsewhere; removing it pays the same amount back, so
   toggling a flag on and off nets zero. Before the first reveal there are no mines yet,
   so flags earn nothing then.
-* An invalid action (any action on a revealed cell, i.e. one ``action_mask`` rules out)
-  costs ``invalid_penalty``, leaves the board unchanged, and sets ``info["invalid"]``;
-  it still counts as a step towards ``max_steps``. A step on a finished game does
+* An invalid action (any action on a revealed cell, i.e. one ``action_mask`` rules out,
+  or a number outside ``[0, 2*H*W)``) costs ``invalid_penalty``, leaves the board
+  unchanged, and sets ``info["invalid"]``; it still counts as a step towards ``max_steps``. A step on a finished game does
   nothing and returns reward 0.
 * ``frontier_only_reveals`` narrows the *action mask* to hidden cells next to a revealed
   one (a curriculum aid for the agent); it is not a rule of the game, so ``step`` still

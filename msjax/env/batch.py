@@ -104,7 +104,7 @@ def batch_step(
 
     Args:
       states: ``EnvState`` with a leading batch axis ``[B]``.
-      actions: int32[B].
+      actions: int32[B], each in ``[0, 2*H*W)``; any other value is an invalid action.
       cfg: the static config.
       board_weights: float[K], with ``cfg.boards``: how the new games of finished boards
         pick their board (uniform when None). Traced: a curriculum changes them without

@@ -172,8 +172,8 @@ class NumpyMinesweeper:
         """Plays one action on every board (and restarts finished boards when ``auto_reset``).
 
         Args:
-          actions: int[N], each in ``[0, 2*H*W)``; ``a < H*W`` reveals cell ``a``,
-            otherwise toggles the flag on ``a - H*W``.
+          actions: int[N], each in ``[0, 2*H*W)`` (any other value is an invalid action);
+            ``a < H*W`` reveals cell ``a``, otherwise toggles the flag on ``a - H*W``.
 
         Returns:
           ``(reward: float32[N], done: bool[N], info)`` with ``info`` as in
@@ -188,7 +188,7 @@ class NumpyMinesweeper:
         revealed = self.revealed.reshape(self.num_envs, cfg.num_cells)
         flags = self.flags.reshape(self.num_envs, cfg.num_cells)
         was_done = self.done.copy()
-        valid = ~was_done & ~revealed[boards, cell]
+        valid = ~was_done & (actions >= 0) & (actions < cfg.num_actions) & ~revealed[boards, cell]
 
         needs_mines = valid & ~is_flag & ~self.first_click_done
         if needs_mines.any():

@@ -27,7 +27,9 @@ MOVES_PER_CELL = 4
 def decode_action(action: Any, cfg: EnvConfig) -> tuple[Any, Any]:
     """``(cell, is_flag)`` of an action: ``a < H*W`` reveals cell ``a``, ``a >= H*W``
     toggles the flag on ``a - H*W``. Works on Python ints and on int arrays of any shape
-    (``cell`` is a flat row-major index; ``divmod(cell, W)`` gives ``(row, col)``)."""
+    (``cell`` is a flat row-major index; ``divmod(cell, W)`` gives ``(row, col)``). It does
+    not check the range: an action outside ``[0, 2*H*W)`` still decodes (modulo ``H*W``),
+    and ``step`` treats it as invalid."""
     return action % cfg.num_cells, action >= cfg.num_cells
 
 
@@ -47,6 +49,18 @@ def move_limit(cfg: EnvConfig) -> int:
 
 def _decode(action: jax.Array, cfg: EnvConfig) -> tuple[jax.Array, jax.Array]:
     return decode_action(jnp.asarray(action, jnp.int32), cfg)
+
+
+def _names_open_cell(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Array:
+    """bool[]: the action is in ``[0, 2*H*W)`` and names a hidden (and, with ``boards``,
+    playable) cell, so that it is a valid move while the game runs. Out of range,
+    ``decode_action`` would still name a cell (modulo ``H*W``), hence the range check."""
+    action = jnp.asarray(action, jnp.int32)
+    cell, _ = decode_action(action, cfg)
+    open_cell = (action >= 0) & (action < cfg.num_actions) & ~state.revealed.reshape(-1)[cell]
+    if cfg.boards:
+        open_cell = open_cell & playable(state, cfg).reshape(-1)[cell]
+    return open_cell
 
 
 # ----------------------------------------------------------------------------- new games
@@ -179,11 +193,8 @@ def place_mines(state: EnvState, cell: jax.Array, cfg: EnvConfig) -> EnvState:
 
 def needs_mines(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Array:
     """bool[]: the action is the game's first reveal, so mines go down now."""
-    cell, is_flag = _decode(action, cfg)
-    hidden = ~state.revealed.reshape(-1)[cell]
-    if cfg.boards:
-        hidden = hidden & playable(state, cfg).reshape(-1)[cell]
-    return ~state.done & ~state.first_click_done & ~is_flag & hidden
+    _, is_flag = _decode(action, cfg)
+    return ~state.done & ~state.first_click_done & ~is_flag & _names_open_cell(state, action, cfg)
 
 
 def _place_if_needed(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvState:
@@ -200,10 +211,7 @@ def needs_cascade(state: EnvState, action: jax.Array, cfg: EnvConfig) -> jax.Arr
     """bool[]: the action reveals a hidden zero (mines already placed)."""
     cell, is_flag = _decode(action, cfg)
     zero = (state.counts.reshape(-1)[cell] == 0) & ~state.mine_mask.reshape(-1)[cell]
-    hidden = ~state.revealed.reshape(-1)[cell]
-    if cfg.boards:
-        hidden = hidden & playable(state, cfg).reshape(-1)[cell]
-    return ~state.done & ~is_flag & hidden & zero
+    return ~state.done & ~is_flag & _names_open_cell(state, action, cfg) & zero
 
 
 def packed_zeros(state: EnvState, cfg: EnvConfig | None = None) -> jax.Array:
@@ -271,9 +279,7 @@ def apply_action(
     action's cell opens if it is safe (``cascade``). Returns as ``step``."""
     cell, is_flag = _decode(action, cfg)
     one_hot = (jnp.arange(cfg.num_cells) == cell).reshape(cfg.H, cfg.W)
-    valid = ~state.done & ~state.revealed.reshape(-1)[cell]
-    if cfg.boards:
-        valid = valid & playable(state, cfg).reshape(-1)[cell]
+    valid = ~state.done & _names_open_cell(state, action, cfg)
     reveal = valid & ~is_flag
     toggle = valid & is_flag
 
@@ -319,7 +325,7 @@ def step(
 
     Args:
       state: the game before the action.
-      action: int32[], in ``[0, 2*H*W)``.
+      action: int32[], in ``[0, 2*H*W)``; any other value is an invalid action.
       cfg: the static config.
 
     Returns:
