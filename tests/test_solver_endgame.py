@@ -277,9 +277,9 @@ def test_distinct_layouts_keeps_each_layout_once():
 
 
 def test_endgame_layouts_is_checked():
-    with pytest.raises(ValueError, match="endgame_layouts=129 must be 0"):
+    with pytest.raises(ValueError, match=r"endgame_layouts=129 must be 0 \(off\) or an int in \[2, 128\]"):
         SolverConfig(probabilities="exact", endgame_layouts=129)
-    with pytest.raises(ValueError, match="endgame_layouts=8 needs probabilities='exact'"):
+    with pytest.raises(ValueError, match="endgame_layouts=8 has no effect unless probabilities='exact'"):
         SolverConfig(endgame_layouts=8)
     with pytest.raises(ValueError, match="max_layouts=1 must be in"):
         solve_endgame(jax.random.key(0), jnp.zeros((1, 2, 2), bool), jnp.zeros((1, 2, 2), jnp.int32),

@@ -126,6 +126,17 @@ def test_limits_reject_values_out_of_range():
         solver.SolverConfig(probabilities="loopy")
 
 
+@pytest.mark.parametrize("fields, message", [
+    ({"max_states": "64"}, r"ExactLimits\.max_states='64' must be an int in \[2, 32767\]"),
+    ({"max_open": 24.0}, r"ExactLimits\.max_open=24\.0 must be an int in \[1, 32\]"),
+    ({"middle_states": None}, r"ExactLimits\.middle_states=None must be an int >= 0 \(0: no middle pass\)"),
+    ({"max_frontier": True}, r"ExactLimits\.max_frontier=True must be an int >= 0 \(0: from the board\)"),
+])
+def test_limits_name_a_field_of_the_wrong_type(fields, message):
+    with pytest.raises(ValueError, match=message):
+        ExactLimits(**fields)
+
+
 # ----------------------------------------------------------------------------- properties
 
 
@@ -323,19 +334,20 @@ def test_the_survival_lookahead_at_depth_two_equals_a_search_over_every_view():
 
 
 def test_the_lookahead_options_are_checked():
+    exact = {"probabilities": "exact"}
     with pytest.raises(ValueError, match="lookahead_score"):
         solver.SolverConfig(lookahead_score="depth")
-    with pytest.raises(ValueError, match="needs lookahead_score='survival'"):
+    with pytest.raises(ValueError, match="lookahead_tolerance=0.1 has no effect unless lookahead_score='survival'"):
         solver.SolverConfig(lookahead_tolerance=0.1)
-    with pytest.raises(ValueError, match=r"lookahead_tolerance=1.0 must be in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"lookahead_tolerance=1.0 must be a number in \[0, 1\)"):
         solver.SolverConfig(lookahead_score="survival", lookahead_tolerance=1.0)
-    with pytest.raises(ValueError, match="needs probabilities='exact' and exact_lookahead >= 1"):
-        solver.SolverConfig(probabilities="exact", lookahead_score="survival")
-    with pytest.raises(ValueError, match="lookahead_depth=3 must be 1 or 2"):
+    with pytest.raises(ValueError, match=r"lookahead_score='survival' has no effect unless exact_lookahead >= 1 \(exact"):
+        solver.SolverConfig(**exact, lookahead_score="survival")
+    with pytest.raises(ValueError, match=r"lookahead_depth=3 must be an int in \{1, 2\}"):
         solver.SolverConfig(lookahead_depth=3)
-    with pytest.raises(ValueError, match="lookahead_depth=2 needs lookahead_score='survival'"):
+    with pytest.raises(ValueError, match="lookahead_depth=2 has no effect unless lookahead_score='survival'"):
         solver.SolverConfig(lookahead_depth=2)
-    with pytest.raises(ValueError, match=r"lookahead_expand=7 must be in \[0, exact_lookahead=6\]"):
-        solver.SolverConfig(exact_lookahead=6, lookahead_expand=7)
-    with pytest.raises(ValueError, match="lookahead_expand=2 needs lookahead_depth=2"):
-        solver.SolverConfig(exact_lookahead=6, lookahead_expand=2)
+    with pytest.raises(ValueError, match=r"lookahead_expand=7 must be an int in \[0, 6\] \(at most exact_lookahead\)"):
+        solver.SolverConfig(**exact, exact_lookahead=6, lookahead_expand=7)
+    with pytest.raises(ValueError, match="lookahead_expand=2 has no effect unless lookahead_depth=2"):
+        solver.SolverConfig(**exact, exact_lookahead=6, lookahead_expand=2)
