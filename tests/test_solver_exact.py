@@ -114,6 +114,29 @@ def test_a_view_past_the_limits_is_flagged_and_proves_nothing():
     assert not result.safe[0].any() and not result.mines[0].any()
 
 
+# The 1-2-1 as exact_analysis takes it, a batch of one view; each case changes one argument.
+DOOR_VIEW = {"revealed": np.array([[[False] * 3, [True] * 3]]), "counts": np.array([[[0, 0, 0], [1, 2, 1]]]),
+             "mine_count": np.array([2])}
+
+
+@pytest.mark.parametrize("changed, message", [
+    ({"revealed": DOOR_VIEW["revealed"].astype(int)},  # 0/1 ints once read as an inconsistent view
+     r"exact_analysis\.revealed has dtype int32; it must be bool\[B, H, W\]: a batch of views"),
+    ({"mine_count": np.array([2.7])}, r"exact_analysis\.mine_count has dtype float32; it must be int\[B\]"),
+    ({"revealed": DOOR_VIEW["revealed"][0], "counts": DOOR_VIEW["counts"][0]},
+     r"exact_analysis\.revealed has shape \(2, 3\); it must be bool\[B, H, W\]: a batch of views \(one view: "),
+    ({"counts": np.zeros((1, 2, 4), int)}, r"exact_analysis\.counts has shape \(1, 2, 4\); it must be int\[B, H, W\] "
+     r"of revealed's shape \(1, 2, 3\)"),
+    ({"counts": DOOR_VIEW["counts"] * 1.0}, r"exact_analysis\.counts has dtype float32"),
+    ({"mine_count": 2}, r"exact_analysis\.mine_count has shape \(\); it must be int\[B\] \(B=1: one per view\)"),
+    ({"mine_count": np.array([2, 2])}, r"exact_analysis\.mine_count has shape \(2,\); it must be int\[B\] \(B=1"),
+    ({"limits": None}, r"exact_analysis\.limits=None must be an ExactLimits"),
+])
+def test_exact_analysis_names_an_argument_it_cannot_take(changed, message):
+    with pytest.raises(ValueError, match=message):
+        device_exact.exact_analysis(**{**DOOR_VIEW, "limits": ONE_PASS, **changed})
+
+
 def test_limits_reject_values_out_of_range():
     with pytest.raises(ValueError, match="max_states"):
         ExactLimits(max_states=1)

@@ -13,8 +13,8 @@ from typing import NamedTuple
 import jax
 
 from msjax.checks import (
-    BOOL, Allowed, check_effect, check_fields, check_value, instance_of, int_in, ints, is_int, numbers, one_of,
-    optional,
+    BOOL, Allowed, check_array, check_effect, check_fields, check_value, instance_of, int_in, ints, is_int, numbers,
+    one_of, optional,
 )
 
 GUESS_LAYER = 4
@@ -271,3 +271,16 @@ class Constraints(NamedTuple):
     active: jax.Array
     remaining: jax.Array
 
+
+def check_views(owner: str, revealed, counts, mine_count, limits: ExactLimits) -> None:
+    """Raises ``ValueError`` naming the argument of ``owner`` (a function of a batch of
+    views) that is not what it takes: ``revealed`` bool[B, H, W] (0/1 ints are refused, not
+    guessed at), ``counts`` int[B, H, W], ``mine_count`` int[B] (a float would be
+    truncated), ``limits`` an ``ExactLimits``. Shapes and dtypes only, so it runs while a
+    jitted caller traces and costs nothing after."""
+    check_array(owner, "revealed", revealed, "bool[B, H, W]: a batch of views (one view: revealed[None]; "
+                "0/1 ints: revealed.astype(bool))", 3, "b")
+    shape = tuple(revealed.shape)
+    check_array(owner, "counts", counts, f"int[B, H, W] of revealed's shape {shape}", 3, "iu", shape)
+    check_array(owner, "mine_count", mine_count, f"int[B] (B={shape[0]}: one per view)", 1, "iu", shape[:1])
+    check_value(owner, "limits", limits, instance_of(ExactLimits))
