@@ -36,7 +36,7 @@ class ExactLimits:
       middle_states: the table size of the second pass (0: none).
 
     Raises:
-      ValueError: a field out of its range.
+      ValueError: a field that is not an int in its range.
     """
 
     max_frontier: int = 0
@@ -141,7 +141,13 @@ class SolverConfig:
         player can come to know (``msjax.solver.endgame``).
 
     Raises:
-      ValueError: a field out of its range.
+      ValueError: a field of another type or out of its range; or an option set away from
+        its default that the rest of the config switches off, naming what it needs: the
+        guess's options (ties, safety, the frontier limit, information gain, the lookahead,
+        the endgame) need ``max_layer=4``; ``exact_limits``, ``exact_lookahead`` and
+        ``endgame_layouts`` need ``probabilities="exact"``; ``lookahead_score="survival"``
+        needs ``exact_lookahead >= 1``; ``lookahead_tolerance`` and ``lookahead_depth=2`` need
+        the survival score; ``lookahead_expand`` needs ``lookahead_depth=2``.
     """
 
     max_layer: int = 4
