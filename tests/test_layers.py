@@ -18,6 +18,7 @@ TESTS = Path(__file__).resolve().parent
 # packages below the command lines are listed by name: each is a shim into ``msjax.cli``
 # (``test_entry_points_are_shims_into_the_command_lines``).
 LAYERS = {
+    "msjax.checks": 0,
     "msjax.env": 0,
     "msjax.exact": 0,
     "msjax.stats": 0,

@@ -277,13 +277,32 @@ def test_distinct_layouts_keeps_each_layout_once():
 
 
 def test_endgame_layouts_is_checked():
-    with pytest.raises(ValueError, match="endgame_layouts=129 must be 0"):
+    with pytest.raises(ValueError, match=r"endgame_layouts=129 must be 0 \(off\) or an int in \[2, 128\]"):
         SolverConfig(probabilities="exact", endgame_layouts=129)
-    with pytest.raises(ValueError, match="endgame_layouts=8 needs probabilities='exact'"):
+    with pytest.raises(ValueError, match="endgame_layouts=8 has no effect unless probabilities='exact'"):
         SolverConfig(endgame_layouts=8)
-    with pytest.raises(ValueError, match="max_layouts=1 must be in"):
+    with pytest.raises(ValueError, match=r"solve_endgame\.max_layouts=1 must be an int in \[2, 128\]"):
         solve_endgame(jax.random.key(0), jnp.zeros((1, 2, 2), bool), jnp.zeros((1, 2, 2), jnp.int32),
                       jnp.ones(1, jnp.int32), max_layouts=1)
+
+
+DOOR_VIEW = {"revealed": np.array([[[False] * 3, [True] * 3]]), "counts": np.array([[[0, 0, 0], [1, 2, 1]]]),
+             "mine_count": np.array([2])}
+
+
+@pytest.mark.parametrize("changed, message", [
+    ({"max_layouts": 16, "max_sets": -5}, r"solve_endgame\.max_sets=-5 must be None or an int >= 1"),
+    ({"max_layouts": 8, "max_sets": 64},  # up to 12 layouts the table of every set is filled instead
+     r"solve_endgame\.max_sets=64 has no effect unless max_layouts > 12 \(max_layouts=8\)"),
+    ({"max_layouts": "8"}, r"solve_endgame\.max_layouts='8' must be an int in \[2, 128\]"),
+    ({"max_cells": 0}, r"solve_endgame\.max_cells=0 must be None or an int >= 1"),
+    ({"revealed": DOOR_VIEW["revealed"][0]}, r"solve_endgame\.revealed has shape \(2, 3\); it must be bool\[B, H, W\]"),
+    ({"mine_count": np.array([2.5])}, r"solve_endgame\.mine_count has dtype float32"),
+])
+def test_solve_endgame_names_an_argument_it_cannot_take(changed, message):
+    arguments = {**DOOR_VIEW, "max_layouts": 8, "limits": LIMITS, **changed}
+    with pytest.raises(ValueError, match=message):
+        solve_endgame(jax.random.key(0), **arguments)
 
 
 # Four mines: the numbers leave two among the five hidden cells of the right column, one

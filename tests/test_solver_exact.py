@@ -114,6 +114,29 @@ def test_a_view_past_the_limits_is_flagged_and_proves_nothing():
     assert not result.safe[0].any() and not result.mines[0].any()
 
 
+# The 1-2-1 as exact_analysis takes it, a batch of one view; each case changes one argument.
+DOOR_VIEW = {"revealed": np.array([[[False] * 3, [True] * 3]]), "counts": np.array([[[0, 0, 0], [1, 2, 1]]]),
+             "mine_count": np.array([2])}
+
+
+@pytest.mark.parametrize("changed, message", [
+    ({"revealed": DOOR_VIEW["revealed"].astype(int)},  # 0/1 ints once read as an inconsistent view
+     r"exact_analysis\.revealed has dtype int32; it must be bool\[B, H, W\]: a batch of views"),
+    ({"mine_count": np.array([2.7])}, r"exact_analysis\.mine_count has dtype float32; it must be int\[B\]"),
+    ({"revealed": DOOR_VIEW["revealed"][0], "counts": DOOR_VIEW["counts"][0]},
+     r"exact_analysis\.revealed has shape \(2, 3\); it must be bool\[B, H, W\]: a batch of views \(one view: "),
+    ({"counts": np.zeros((1, 2, 4), int)}, r"exact_analysis\.counts has shape \(1, 2, 4\); it must be int\[B, H, W\] "
+     r"of revealed's shape \(1, 2, 3\)"),
+    ({"counts": DOOR_VIEW["counts"] * 1.0}, r"exact_analysis\.counts has dtype float32"),
+    ({"mine_count": 2}, r"exact_analysis\.mine_count has shape \(\); it must be int\[B\] \(B=1: one per view\)"),
+    ({"mine_count": np.array([2, 2])}, r"exact_analysis\.mine_count has shape \(2,\); it must be int\[B\] \(B=1"),
+    ({"limits": None}, r"exact_analysis\.limits=None must be an ExactLimits"),
+])
+def test_exact_analysis_names_an_argument_it_cannot_take(changed, message):
+    with pytest.raises(ValueError, match=message):
+        device_exact.exact_analysis(**{**DOOR_VIEW, "limits": ONE_PASS, **changed})
+
+
 def test_limits_reject_values_out_of_range():
     with pytest.raises(ValueError, match="max_states"):
         ExactLimits(max_states=1)
@@ -124,6 +147,17 @@ def test_limits_reject_values_out_of_range():
         ExactLimits(max_open=33)
     with pytest.raises(ValueError, match="probabilities"):
         solver.SolverConfig(probabilities="loopy")
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"max_states": "64"}, r"ExactLimits\.max_states='64' must be an int in \[2, 32767\]"),
+    ({"max_open": 24.0}, r"ExactLimits\.max_open=24\.0 must be an int in \[1, 32\]"),
+    ({"middle_states": None}, r"ExactLimits\.middle_states=None must be an int >= 0 \(0: no middle pass\)"),
+    ({"max_frontier": True}, r"ExactLimits\.max_frontier=True must be an int >= 0 \(0: from the board\)"),
+])
+def test_limits_name_a_field_of_the_wrong_type(fields, message):
+    with pytest.raises(ValueError, match=message):
+        ExactLimits(**fields)
 
 
 # ----------------------------------------------------------------------------- properties
@@ -323,19 +357,20 @@ def test_the_survival_lookahead_at_depth_two_equals_a_search_over_every_view():
 
 
 def test_the_lookahead_options_are_checked():
+    exact = {"probabilities": "exact"}
     with pytest.raises(ValueError, match="lookahead_score"):
         solver.SolverConfig(lookahead_score="depth")
-    with pytest.raises(ValueError, match="needs lookahead_score='survival'"):
+    with pytest.raises(ValueError, match="lookahead_tolerance=0.1 has no effect unless lookahead_score='survival'"):
         solver.SolverConfig(lookahead_tolerance=0.1)
-    with pytest.raises(ValueError, match=r"lookahead_tolerance=1.0 must be in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"lookahead_tolerance=1.0 must be a number in \[0, 1\)"):
         solver.SolverConfig(lookahead_score="survival", lookahead_tolerance=1.0)
-    with pytest.raises(ValueError, match="needs probabilities='exact' and exact_lookahead >= 1"):
-        solver.SolverConfig(probabilities="exact", lookahead_score="survival")
-    with pytest.raises(ValueError, match="lookahead_depth=3 must be 1 or 2"):
+    with pytest.raises(ValueError, match=r"lookahead_score='survival' has no effect unless exact_lookahead >= 1 \(exact"):
+        solver.SolverConfig(**exact, lookahead_score="survival")
+    with pytest.raises(ValueError, match=r"lookahead_depth=3 must be an int in \{1, 2\}"):
         solver.SolverConfig(lookahead_depth=3)
-    with pytest.raises(ValueError, match="lookahead_depth=2 needs lookahead_score='survival'"):
+    with pytest.raises(ValueError, match="lookahead_depth=2 has no effect unless lookahead_score='survival'"):
         solver.SolverConfig(lookahead_depth=2)
-    with pytest.raises(ValueError, match=r"lookahead_expand=7 must be in \[0, exact_lookahead=6\]"):
-        solver.SolverConfig(exact_lookahead=6, lookahead_expand=7)
-    with pytest.raises(ValueError, match="lookahead_expand=2 needs lookahead_depth=2"):
-        solver.SolverConfig(exact_lookahead=6, lookahead_expand=2)
+    with pytest.raises(ValueError, match=r"lookahead_expand=7 must be an int in \[0, 6\] \(at most exact_lookahead\)"):
+        solver.SolverConfig(**exact, exact_lookahead=6, lookahead_expand=7)
+    with pytest.raises(ValueError, match="lookahead_expand=2 has no effect unless lookahead_depth=2"):
+        solver.SolverConfig(**exact, exact_lookahead=6, lookahead_expand=2)

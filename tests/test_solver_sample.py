@@ -158,3 +158,34 @@ def test_each_state_knows_its_parents_and_a_crowded_one_is_flagged():
     assert not is_parent[3].any()
     assert is_parent[0].all() and set(parents[0]) <= {0, 2, 4, 6, 7}  # five parents: four kept ...
     assert too_many.tolist() == [True, False, False, False]  # ... and the state flagged
+
+
+# ----------------------------------------------------------------------------- arguments
+
+DOOR_VIEW = {"revealed": np.array([[[False] * 3, [True] * 3]]), "counts": np.array([[[0, 0, 0], [1, 2, 1]]]),
+             "mine_count": np.array([2])}
+
+
+@pytest.mark.parametrize("changed, message", [
+    ({"num_samples": 0}, r"sample_layouts\.num_samples=0 must be an int >= 1"),
+    ({"num_samples": 2.0}, r"sample_layouts\.num_samples=2\.0 must be an int >= 1"),
+    ({"revealed": DOOR_VIEW["revealed"][0]}, r"sample_layouts\.revealed has shape \(2, 3\); it must be bool\[B, H, W\]"),
+    ({"mine_count": np.array([2.7])}, r"sample_layouts\.mine_count has dtype float32"),
+    ({"limits": "small"}, r"sample_layouts\.limits='small' must be an ExactLimits"),
+])
+def test_sample_layouts_names_an_argument_it_cannot_take(changed, message):
+    arguments = {**DOOR_VIEW, "num_samples": 4, "limits": LIMITS, **changed}
+    with pytest.raises(ValueError, match=message):
+        sample_layouts(jax.random.key(0), **arguments)
+
+
+@pytest.mark.parametrize("changed, message", [
+    ({"cell": np.array([[1]])}, r"click_outcomes\.cell has shape \(1, 1\); it must be int\[B\] \(B=1: one per view\)"),
+    ({"cell": np.array([1.0])}, r"click_outcomes\.cell has dtype float32"),
+    ({"revealed": DOOR_VIEW["revealed"].astype(np.int8)}, r"click_outcomes\.revealed has dtype int8"),
+    ({"num_samples": -1}, r"click_outcomes\.num_samples=-1 must be an int >= 1"),
+])
+def test_click_outcomes_names_an_argument_it_cannot_take(changed, message):
+    arguments = {**DOOR_VIEW, "cell": np.array([1]), "num_samples": 4, "limits": LIMITS, **changed}
+    with pytest.raises(ValueError, match=message):
+        click_outcomes(jax.random.key(0), **arguments)

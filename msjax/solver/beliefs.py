@@ -6,7 +6,6 @@ that the expected mines match the mines left.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -159,7 +158,7 @@ def mine_probabilities(
     """
     del cfg
     view = player_view(state)
-    deduction_cfg = dataclasses.replace(solver_cfg, max_layer=3)
+    deduction_cfg = solver_cfg.deduction(max_layer=3)
     forced = deduce(view, deduction_cfg, stop_at_safe=False)
     estimate = _probabilities(view, forced, solver_cfg)
     if solver_cfg.probabilities != "exact":

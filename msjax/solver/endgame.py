@@ -54,9 +54,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from msjax.checks import check_effect, check_value, ints, optional
 from msjax.solver.grid import neighbours
 from msjax.solver.sample import sample_layouts
-from msjax.solver.types import MAX_ENDGAME_LAYOUTS, ExactLimits
+from msjax.solver.types import MAX_ENDGAME_LAYOUTS, ExactLimits, check_views
 
 SAMPLES_PER_LAYOUT = 16  # draws per layout of the bound, deduplicated into the layouts
 MINE = 9  # outcome of a click on a mine; 0..8 are the numbers
@@ -435,12 +436,20 @@ def solve_endgame(
 
     Returns:
       ``Endgame``.
+
+    Raises:
+      ValueError: a static argument out of its range, ``max_sets`` with at most
+        ``DENSE_LAYOUTS`` layouts (every set is then in the table), or a view's argument
+        of another shape or dtype (``check_views``).
     """
-    if not 2 <= max_layouts <= MAX_ENDGAME_LAYOUTS:
-        raise ValueError(f"max_layouts={max_layouts} must be in [2, {MAX_ENDGAME_LAYOUTS}]")
+    check_views("solve_endgame", revealed, counts, mine_count, limits)
+    check_value("solve_endgame", "max_layouts", max_layouts, ints(2, MAX_ENDGAME_LAYOUTS))
+    check_value("solve_endgame", "max_cells", max_cells, optional(ints(1)))
+    check_value("solve_endgame", "max_sets", max_sets, optional(ints(1)))
+    if max_sets is not None:
+        check_effect("solve_endgame", "max_sets", max_sets, max_layouts > DENSE_LAYOUTS,
+                     f"max_layouts > {DENSE_LAYOUTS}", f"max_layouts={max_layouts}")
     max_cells = default_sizes(max_layouts)[1] if max_cells is None else max_cells
-    if max_cells < 1:
-        raise ValueError(f"max_cells={max_cells} must be >= 1")
     num_boards, height, width = revealed.shape
     drawn = sample_layouts(key, revealed, counts, mine_count, SAMPLES_PER_LAYOUT * max_layouts, limits)
     flat = drawn.mines.reshape(num_boards, -1, height * width)

@@ -61,7 +61,7 @@ import jax.numpy as jnp
 
 from msjax.solver.forward import NEG_INF, Table, final_weights, forward_pass, normalised
 from msjax.solver.grid import in_chunks, to_boards
-from msjax.solver.types import ExactLimits, Forced, View
+from msjax.solver.types import ExactLimits, Forced, View, check_views
 
 
 class ExactAnalysis(NamedTuple):
@@ -210,7 +210,11 @@ def exact_analysis(
     Returns:
       ``ExactAnalysis``; where ``exact`` is False, ``mine_prob`` is 0 and nothing is
       proved (``solver.policy.layer4_probabilities`` puts the estimate there).
+
+    Raises:
+      ValueError: an argument of another shape or dtype (``check_views``).
     """
+    check_views("exact_analysis", revealed, counts, mine_count, limits)
     num_boards, height, width = revealed.shape
     steps = limits.steps(height, width)
     views = (revealed, counts.astype(jnp.int32), jnp.asarray(mine_count, jnp.int32))

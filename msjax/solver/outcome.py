@@ -21,9 +21,10 @@ import jax
 import jax.numpy as jnp
 
 from msjax import env
+from msjax.checks import check_array, check_value, ints
 from msjax.solver.lookahead import number_outcomes
 from msjax.solver.sample import sample_layouts
-from msjax.solver.types import ExactLimits
+from msjax.solver.types import ExactLimits, check_views
 
 
 class ClickOutcomes(NamedTuple):
@@ -65,7 +66,14 @@ def click_outcomes(
 
     Returns:
       ``ClickOutcomes``.
+
+    Raises:
+      ValueError: an argument of another shape, dtype or range (``check_views``).
     """
+    check_views("click_outcomes", revealed, counts, mine_count, limits)
+    check_array("click_outcomes", "cell", cell, f"int[B] (B={revealed.shape[0]}: one per view)", 1, "iu",
+                revealed.shape[:1])
+    check_value("click_outcomes", "num_samples", num_samples, ints(1))
     num_boards, height, width = revealed.shape
     counts = counts.astype(jnp.int32)
     mine_count = jnp.asarray(mine_count, jnp.int32)

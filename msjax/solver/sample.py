@@ -32,9 +32,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from msjax.checks import check_value, ints
 from msjax.solver.forward import NEG_INF, Forward, final_weights, forward_pass
 from msjax.solver.grid import in_chunks
-from msjax.solver.types import ExactLimits
+from msjax.solver.types import ExactLimits, check_views
 
 
 class LayoutSamples(NamedTuple):
@@ -166,7 +167,13 @@ def sample_layouts(
     Returns:
       ``LayoutSamples``: every sample of an ``exact`` view has ``mine_count`` mines, none
       on a revealed cell, and shows every revealed number.
+
+    Raises:
+      ValueError: ``num_samples`` not an int >= 1, or a view's argument of another shape or
+        dtype (``check_views``).
     """
+    check_views("sample_layouts", revealed, counts, mine_count, limits)
+    check_value("sample_layouts", "num_samples", num_samples, ints(1))
     num_boards, height, width = revealed.shape
     steps = limits.steps(height, width)
     views = (revealed, counts.astype(jnp.int32), jnp.asarray(mine_count, jnp.int32))

@@ -12,6 +12,11 @@ from typing import NamedTuple
 
 import jax
 
+from msjax.checks import (
+    BOOL, Allowed, check_array, check_effect, check_fields, check_value, instance_of, int_in, ints, is_int, numbers,
+    one_of, optional,
+)
+
 GUESS_LAYER = 4
 NO_LAYER = 0  # first click, random guesses (max_layer < 4), finished games
 
@@ -31,7 +36,7 @@ class ExactLimits:
       middle_states: the table size of the second pass (0: none).
 
     Raises:
-      ValueError: a field out of its range.
+      ValueError: a field that is not an int in its range.
     """
 
     max_frontier: int = 0
@@ -41,16 +46,13 @@ class ExactLimits:
     middle_states: int = 256
 
     def __post_init__(self):
-        if self.max_frontier < 0:
-            raise ValueError(f"ExactLimits.max_frontier={self.max_frontier} must be >= 0 (0: from the board)")
-        if not 1 <= self.max_open <= 32:
-            raise ValueError(f"ExactLimits.max_open={self.max_open} must be in [1, 32]")
-        if not 2 <= self.max_states <= 32_767:
-            raise ValueError(f"ExactLimits.max_states={self.max_states} must be in [2, 32767]")
-        if self.first_states < 2:
-            raise ValueError(f"ExactLimits.first_states={self.first_states} must be >= 2")
-        if self.middle_states < 0:
-            raise ValueError(f"ExactLimits.middle_states={self.middle_states} must be >= 0 (0: no middle pass)")
+        check_fields(self, (
+            (ints(0).noted("0: from the board"), ("max_frontier",)),
+            (ints(1, 32), ("max_open",)),
+            (ints(2, 32_767), ("max_states",)),
+            (ints(2), ("first_states",)),
+            (ints(0).noted("0: no middle pass"), ("middle_states",)),
+        ))
 
     def tiers(self) -> tuple[int, ...]:
         """The table sizes of the passes, increasing, the last ``max_states``."""
@@ -139,7 +141,13 @@ class SolverConfig:
         player can come to know (``msjax.solver.endgame``).
 
     Raises:
-      ValueError: a field out of its range.
+      ValueError: a field of another type or out of its range; or an option set away from
+        its default that the rest of the config switches off, naming what it needs: the
+        guess's options (ties, safety, the frontier limit, information gain, the lookahead,
+        the endgame) need ``max_layer=4``; ``exact_limits``, ``exact_lookahead`` and
+        ``endgame_layouts`` need ``probabilities="exact"``; ``lookahead_score="survival"``
+        needs ``exact_lookahead >= 1``; ``lookahead_tolerance`` and ``lookahead_depth=2`` need
+        the survival score; ``lookahead_expand`` needs ``lookahead_depth=2``.
     """
 
     max_layer: int = 4
@@ -163,72 +171,65 @@ class SolverConfig:
     endgame_layouts: int = 0
 
     def __post_init__(self):
-        if self.max_layer not in (1, 2, 3, 4):
-            raise ValueError(f"SolverConfig.max_layer={self.max_layer} must be one of 1, 2, 3, 4")
-        if self.contradiction_cells < 0:
-            raise ValueError(f"SolverConfig.contradiction_cells={self.contradiction_cells} must be >= 0")
-        if self.contradiction_rounds < 1:
-            raise ValueError(f"SolverConfig.contradiction_rounds={self.contradiction_rounds} must be >= 1")
-        if not 0.0 <= self.safety_threshold <= 1.0:
-            raise ValueError(f"SolverConfig.safety_threshold={self.safety_threshold} must be in [0, 1]")
-        if not 0.0 <= self.frontier_risk_limit <= 1.0:
-            raise ValueError(f"SolverConfig.frontier_risk_limit={self.frontier_risk_limit} must be in [0, 1]")
-        if not 0.0 <= self.tie_tolerance <= 1.0:
-            raise ValueError(f"SolverConfig.tie_tolerance={self.tie_tolerance} must be in [0, 1]")
-        if self.bp_iterations < 1:
-            raise ValueError(f"SolverConfig.bp_iterations={self.bp_iterations} must be >= 1")
-        if not 0.0 < self.bp_damping <= 1.0:
-            raise ValueError(f"SolverConfig.bp_damping={self.bp_damping} must be in (0, 1]")
-        if self.exact_lookahead < 0:
-            raise ValueError(f"SolverConfig.exact_lookahead={self.exact_lookahead} must be >= 0")
-        if self.lookahead_score not in ("progress", "survival"):
-            raise ValueError(
-                f"SolverConfig.lookahead_score={self.lookahead_score!r} must be 'progress' or 'survival'"
-            )
-        if not 0.0 <= self.lookahead_tolerance < 1.0:
-            raise ValueError(f"SolverConfig.lookahead_tolerance={self.lookahead_tolerance} must be in [0, 1)")
-        if self.lookahead_tolerance and self.lookahead_score != "survival":
-            raise ValueError(
-                f"SolverConfig.lookahead_tolerance={self.lookahead_tolerance} needs lookahead_score='survival' "
-                "(the progress score ranks equally safe cells only)"
-            )
-        if self.lookahead_score == "survival" and (self.probabilities != "exact" or self.exact_lookahead < 1):
-            raise ValueError(
-                "SolverConfig.lookahead_score='survival' needs probabilities='exact' and exact_lookahead >= 1 "
-                f"(got {self.probabilities!r}, {self.exact_lookahead})"
-            )
-        if self.lookahead_depth not in (1, 2):
-            raise ValueError(f"SolverConfig.lookahead_depth={self.lookahead_depth} must be 1 or 2")
-        if self.lookahead_depth > 1 and self.lookahead_score != "survival":
-            raise ValueError(
-                f"SolverConfig.lookahead_depth={self.lookahead_depth} needs lookahead_score='survival' "
-                f"(got {self.lookahead_score!r})"
-            )
-        if self.probabilities not in ("bp", "exact"):
-            raise ValueError(f"SolverConfig.probabilities={self.probabilities!r} must be 'bp' or 'exact'")
-        if not 0 <= self.lookahead_expand <= self.exact_lookahead:
-            raise ValueError(
-                f"SolverConfig.lookahead_expand={self.lookahead_expand} must be in [0, exact_lookahead="
-                f"{self.exact_lookahead}]"
-            )
-        if self.lookahead_expand and self.lookahead_depth != 2:
-            raise ValueError(
-                f"SolverConfig.lookahead_expand={self.lookahead_expand} needs lookahead_depth=2 "
-                f"(got {self.lookahead_depth})"
-            )
-        if self.endgame_layouts and not 2 <= self.endgame_layouts <= MAX_ENDGAME_LAYOUTS:
-            raise ValueError(
-                f"SolverConfig.endgame_layouts={self.endgame_layouts} must be 0 (off) or in [2, {MAX_ENDGAME_LAYOUTS}]"
-            )
-        if self.endgame_layouts and self.probabilities != "exact":
-            raise ValueError(
-                f"SolverConfig.endgame_layouts={self.endgame_layouts} needs probabilities='exact' "
-                f"(got {self.probabilities!r})"
-            )
-        if self.first_click is not None and (
-            len(self.first_click) != 2 or min(self.first_click) < 0
-        ):
-            raise ValueError(f"SolverConfig.first_click={self.first_click!r} must be (row, col) >= 0")
+        check_fields(self, _SOLVER_FIELDS)
+        check_value("SolverConfig", "first_click", self.first_click, _FIRST_CLICK)
+        check_value("SolverConfig", "lookahead_expand", self.lookahead_expand,
+                    ints(0, self.exact_lookahead).noted("at most exact_lookahead"))
+        defaults = {field.name: field.default for field in dataclasses.fields(self)}
+        for name, works, needs, holds in _effect_rules(self):
+            if getattr(self, name) != defaults[name]:
+                check_effect("SolverConfig", name, getattr(self, name), works, needs, holds)
+
+    def deduction(self, max_layer: int) -> SolverConfig:
+        """This config at ``max_layer`` (1..3, for its deduction alone): the layer-4 guess's
+        options (its ties, its lookahead, its endgame) back at their defaults, which is
+        what they mean below layer 4; the probabilities, their limits and the layers'
+        options kept."""
+        guess = {field.name: field.default for field in dataclasses.fields(self) if field.name in _GUESS_FIELDS}
+        return dataclasses.replace(self, max_layer=max_layer, **guess)
+
+
+_SOLVER_FIELDS = (
+    (int_in(1, 2, 3, 4), ("max_layer",)),
+    (ints(0), ("contradiction_cells", "exact_lookahead")),
+    (ints(1), ("contradiction_rounds", "bp_iterations")),
+    (numbers(0, 1), ("safety_threshold", "frontier_risk_limit", "tie_tolerance")),
+    (BOOL, ("use_information_gain", "flag_mines")),
+    (numbers(0, 1, low_open=True), ("bp_damping",)),
+    (one_of("bp", "exact"), ("probabilities",)),
+    (instance_of(ExactLimits), ("exact_limits",)),
+    (one_of("progress", "survival"), ("lookahead_score",)),
+    (numbers(0, 1, high_open=True), ("lookahead_tolerance",)),
+    (int_in(1, 2), ("lookahead_depth",)),
+    (Allowed(f"0 (off) or an int in [2, {MAX_ENDGAME_LAYOUTS}]",
+             lambda v: is_int(v) and (v == 0 or 2 <= v <= MAX_ENDGAME_LAYOUTS)), ("endgame_layouts",)),
+)
+_FIRST_CLICK = optional(Allowed(
+    "a (row, col) tuple of two ints >= 0",
+    lambda v: isinstance(v, tuple) and len(v) == 2 and all(is_int(x) and x >= 0 for x in v),
+))
+# The options of the layer-4 guess: below max_layer=4 the solver guesses uniformly.
+_GUESS_FIELDS = (
+    "safety_threshold", "frontier_risk_limit", "use_information_gain", "tie_tolerance", "exact_lookahead",
+    "lookahead_score", "lookahead_tolerance", "lookahead_depth", "lookahead_expand", "endgame_layouts",
+)
+
+
+def _effect_rules(cfg: SolverConfig) -> list[tuple[str, bool, str, str]]:
+    """``(field, whether it takes effect, what it needs, what holds instead)``: what each
+    option needs from the rest of ``cfg``, those that switch others off first (so the
+    first refused is the one to change)."""
+    guessing = ("max_layer=4", f"max_layer={cfg.max_layer}")
+    exact = ("probabilities='exact'", f"probabilities={cfg.probabilities!r}")
+    survival = ("lookahead_score='survival'", f"lookahead_score={cfg.lookahead_score!r}")
+    return [
+        *((name, cfg.max_layer == GUESS_LAYER, *guessing) for name in _GUESS_FIELDS),
+        *((name, cfg.probabilities == "exact", *exact) for name in ("exact_limits", "exact_lookahead", "endgame_layouts")),
+        ("lookahead_score", cfg.exact_lookahead >= 1, "exact_lookahead >= 1", f"exact_lookahead={cfg.exact_lookahead}"),
+        ("lookahead_tolerance", cfg.lookahead_score == "survival", *survival),
+        ("lookahead_depth", cfg.lookahead_score == "survival", *survival),
+        ("lookahead_expand", cfg.lookahead_depth == 2, "lookahead_depth=2", f"lookahead_depth={cfg.lookahead_depth}"),
+    ]
 
 
 class Forced(NamedTuple):
@@ -275,3 +276,17 @@ class Constraints(NamedTuple):
     unk: jax.Array
     active: jax.Array
     remaining: jax.Array
+
+
+def check_views(owner: str, revealed, counts, mine_count, limits: ExactLimits) -> None:
+    """Raises ``ValueError`` naming the argument of ``owner`` (a function of a batch of
+    views) that is not what it takes: ``revealed`` bool[B, H, W] (0/1 ints are refused, not
+    guessed at), ``counts`` int[B, H, W], ``mine_count`` int[B] (a float would be
+    truncated), ``limits`` an ``ExactLimits``. Shapes and dtypes only, so it runs while a
+    jitted caller traces and costs nothing after."""
+    check_array(owner, "revealed", revealed, "bool[B, H, W]: a batch of views (one view: revealed[None]; "
+                "0/1 ints: revealed.astype(bool))", 3, "b")
+    shape = tuple(revealed.shape)
+    check_array(owner, "counts", counts, f"int[B, H, W] of revealed's shape {shape}", 3, "iu", shape)
+    check_array(owner, "mine_count", mine_count, f"int[B] (B={shape[0]}: one per view)", 1, "iu", shape[:1])
+    check_value(owner, "limits", limits, instance_of(ExactLimits))

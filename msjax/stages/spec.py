@@ -16,26 +16,7 @@ from typing import Any, Callable
 
 import jax
 
-# The ranges a stage config's fields are checked against (``check_fields``).
-_ALLOWED = {
-    "a bool": lambda v: isinstance(v, bool),
-    "an int >= 1": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-    "> 0": lambda v: v > 0.0,
-    ">= 0": lambda v: v >= 0.0,
-    "in [0, 1]": lambda v: 0.0 <= v <= 1.0,
-}
-
-
-def check_fields(section: Any, checks: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
-    """Raises ``ValueError`` (``"PPOConfig.lr=-1 must be > 0"``) for the first field outside
-    its range; ``checks``: ``(range, field names)`` pairs, in order, each range one of
-    ``"a bool"``, ``"an int >= 1"``, ``"> 0"``, ``">= 0"``, ``"in [0, 1]"``."""
-    for allowed, names in checks:
-        for name in names:
-            value = getattr(section, name)
-            if not _ALLOWED[allowed](value):
-                raise ValueError(f"{type(section).__name__}.{name}={value!r} must be {allowed}")
-
+from msjax.checks import check_fields as check_fields  # the stage configs' field checks
 
 # ``cfg`` below is an ``msjax.config.ExperimentConfig`` (a layer above this one, so it is
 # only read through its attributes here).
