@@ -121,7 +121,7 @@ def run_guarded(
     started = time.monotonic()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # every line into the log as it comes, even if killed
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    copier = threading.Thread(target=lambda: [log.line(line) for line in process.stdout], daemon=True)
+    copier = threading.Thread(target=copy_lines, args=(process.stdout, log), daemon=True)
     copier.start()
     signals: list[tuple[float, signal.Signals]] = []  # still to send, once stopping began
     cut = False
@@ -138,6 +138,12 @@ def run_guarded(
         time.sleep(0.2)
     copier.join(timeout=10)
     return TrainingEnd(process.returncode, cut, time.monotonic() - started)
+
+
+def copy_lines(stream: Any, log: Log) -> None:
+    """Every line of ``stream`` into ``log``, until the stream ends."""
+    for line in stream:
+        log.line(line)
 
 
 def has_rows(path: Path) -> Callable[[], bool]:
