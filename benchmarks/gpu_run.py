@@ -291,10 +291,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     returns the summary."""
     started = time.monotonic()
     args = parse_args(argv)
-    cfg = config_lib.apply_overrides(config_lib.load_config(args.config), args.overrides)
-    plan = make_plan(args, cfg)
-    overrides = [*plan.overrides, *args.overrides]  # the command line's own win
-    trained_cfg = config_lib.apply_overrides(config_lib.load_config(args.config), overrides)
+    try:  # a config, an override or a budget that cannot be used: one line, before anything runs
+        cfg = config_lib.apply_overrides(config_lib.load_config(args.config), args.overrides)
+        plan = make_plan(args, cfg)
+        overrides = [*plan.overrides, *args.overrides]  # the command line's own win
+        trained_cfg = config_lib.apply_overrides(config_lib.load_config(args.config), overrides)
+    except (ValueError, FileNotFoundError) as err:
+        raise SystemExit(f"error: {err}") from None
     if args.plan_only:
         print(json.dumps({"overrides": overrides, "stop_at_s": round(plan.stop_at_s, 1), **plan.estimate}))
         return {"status": "planned", "plan": plan}
@@ -370,4 +373,4 @@ def finish(
 
 
 if __name__ == "__main__":
-    sys.exit(0 if main()["status"] in ("complete", "cut") else 1)
+    sys.exit(0 if main()["status"] in ("planned", "complete", "cut") else 1)

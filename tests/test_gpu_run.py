@@ -105,7 +105,7 @@ def test_the_shipped_configs_are_sized_to_finish_before_the_guard_stops_them(nam
     assert estimate["startup_s"] + estimate["compile_s"] + estimate["updates_and_evals_s"] < plan.stop_at_s
 
 
-def test_a_budget_too_small_for_one_chunk_of_each_stage_is_refused():
-    expert = config_lib.load_config("expert")
-    with pytest.raises(ValueError, match=r"--budget-s 150 is too small"):
-        gpu_run_plan.plan_run(expert, 150.0, 10_000, gpu_run_plan.stage_rates(expert), 0.67)
+def test_a_budget_too_small_for_one_chunk_of_each_stage_is_refused_in_one_line(tmp_path):
+    with pytest.raises(SystemExit, match=r"^error: --budget-s 150 is too small: .* s of start and compiles") as refused:
+        gpu_run.main(["--config", "expert", "--out", str(tmp_path), "--budget-s", "150"])
+    assert "\n" not in str(refused.value) and not any(tmp_path.iterdir())  # nothing ran
