@@ -25,7 +25,10 @@ import json
 import multiprocessing
 import sys
 import time
+import zipfile
+import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +37,88 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.exact_analysis import device_name  # noqa: E402
 from benchmarks.solver_winrate import solver_fields  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
+
+
+def at_least_two(text: str) -> int:
+    """argparse type: a count of boards, an integer >= 2 (a paired interval needs two)."""
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 2")
+    return value
+
+
+def opening_click(height: int, width: int) -> tuple[int, int]:
+    """``(row, col)``: the exact player's first click with an opening start, which the
+    layouts of ``draw_layouts`` keep free of mines and the JAX solver here plays too."""
+    from msjax import exact
+
+    return divmod(exact.first_click_cell(height, width, True), width)
+
+
+def device_solver_config(height: int, width: int, solver_options: dict):
+    """The JAX solver's ``SolverConfig`` on exact probabilities with the host player's first
+    click and ``solver_options`` (``SolverConfig`` fields); its errors are ``SolverConfig``'s."""
+    from msjax import solver
+
+    return solver.SolverConfig(**{"probabilities": "exact", "first_click": opening_click(height, width), **solver_options})
+
+
+def load_saved(path: str, required: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Every array of a ``.npz`` file that a script's ``--save`` wrote (a few per-board
+    rows, read whole), which must hold the keys ``required``.
+
+    Raises:
+      ValueError: one line for a missing or unreadable file, one that is not a ``.npz``
+        archive (truncated, or another kind of file), or one without a ``required`` key.
+    """
+    not_npz = ValueError("not a .npz file that --save wrote (truncated, or another kind of file)")
+    try:
+        saved = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ValueError("no such file") from None
+    except OSError as error:
+        raise ValueError(f"cannot read it ({error.strerror or error})") from None
+    except (ValueError, EOFError, zipfile.BadZipFile):
+        raise not_npz from None
+    if not isinstance(saved, np.lib.npyio.NpzFile):
+        raise not_npz
+    try:
+        with saved:
+            arrays = {name: saved[name] for name in saved.files}
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error):
+        raise not_npz from None
+    for key in required:
+        if key not in arrays:
+            raise ValueError(f"it holds no {key!r}: not a file that --save wrote")
+    return arrays
+
+
+def check_same_boards(saved: dict[str, np.ndarray], this_run: dict[str, Any]) -> list[str]:
+    """Whether a saved file's rows were played on this run's boards: ``this_run`` maps the
+    keys that pick the boards (board, seed, first click ...) to this run's values.
+
+    Returns:
+      The keys of ``this_run`` that ``saved`` does not record (a file written before they
+      were saved), for a warning.
+
+    Raises:
+      ValueError: naming every recorded key that differs, e.g. ``"its board 16x30x99,
+        this run's 8x8x10; its seed 1, this run's 0"``.
+    """
+    shown = lambda value: str(np.asarray(value).tolist())
+    differ = [f"its {key} {shown(saved[key])}, this run's {shown(value)}"
+              for key, value in this_run.items() if key in saved and shown(saved[key]) != shown(value)]
+    if differ:
+        raise ValueError("; ".join(differ) + " (other boards)")
+    return [key for key in this_run if key not in saved]
+
+
+def unrecorded_warning(source: str, missing: list[str], this_run: dict[str, Any]) -> str:
+    """The line that says a saved file (``source``: the flag and its value) was taken to
+    hold this run's boards although it does not record the keys ``missing``."""
+    assumed = ", ".join(f"{key} {np.asarray(this_run[key]).tolist()}" for key in missing)
+    return (f"warning: {source} records no {', '.join(missing)} (a file saved before they were): "
+            f"taken to be this run's ({assumed})")
 
 
 def draw_layouts(height: int, width: int, mines: int, games: int, seed: int) -> np.ndarray:
@@ -74,13 +159,12 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
     import jax
     import jax.numpy as jnp
 
-    from msjax import env, exact, solver
+    from msjax import env, solver
 
     games, height, width = layouts.shape
     mines = int(layouts[0].sum())
     cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=True)
-    first = divmod(exact.first_click_cell(height, width, True), width)
-    solver_cfg = solver.SolverConfig(**{"probabilities": "exact", "first_click": first, **solver_options})
+    solver_cfg = device_solver_config(height, width, solver_options)
     batch = min(batch, games)
 
     @jax.jit
