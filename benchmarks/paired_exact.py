@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
 from benchmarks.solver_winrate import solver_fields  # noqa: E402
+from msjax.cli import args as cli_args  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
 
 
@@ -235,33 +236,52 @@ def paired_row(baseline: np.ndarray, device: np.ndarray) -> dict:
     return row
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line; a bad value is one argparse ``error:`` line (exit status 2) naming
+    the flag and what it allows; ``--solver`` and ``--baseline`` are read into
+    ``solver_options`` and ``baseline_options`` (None: the host player) and checked by
+    building their ``SolverConfig`` before any game."""
+    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="expert", choices=tuple(STANDARD_BOARDS))
-    parser.add_argument("--games", type=int, default=1024, help="boards, each played by both (>= 2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1, help="processes for the host player")
-    parser.add_argument("--batch", type=int, default=1024, help="boards per device call")
+    parser.add_argument("--games", type=at_least_two, default=1024, help="boards, each played by both (>= 2)")
+    parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the layouts, 0..{cli_args.MAX_SEED}")
+    parser.add_argument("--workers", type=cli_args.positive_int, default=1, help="processes for the host player")
+    parser.add_argument("--batch", type=cli_args.positive_int, default=1024, help="boards per device call")
     parser.add_argument("--solver", default="exact_lookahead=6", metavar="FIELD=VALUE,...",
                         help="SolverConfig fields of the JAX player (probabilities='exact' always)")
     parser.add_argument("--baseline", default="host", metavar="host|FIELD=VALUE,...",
                         help="msjax.exact's player on the host (default), or a second JAX solver with these fields")
     args = parser.parse_args(argv)
-    if args.games < 2 or args.workers < 1 or args.batch < 1:
-        parser.error("--games must be >= 2, --workers and --batch >= 1")
-    solver_options = solver_fields(args.solver)
+    height, width, _ = STANDARD_BOARDS[args.board]
+
+    def checked_options(flag: str, text: str) -> dict:
+        try:
+            options = solver_fields(text)
+            device_solver_config(height, width, options)
+        except (argparse.ArgumentTypeError, TypeError, ValueError) as error:
+            parser.error(f"argument {flag}: {error}")
+        return options
+
+    args.solver_options = checked_options("--solver", args.solver)
+    args.baseline_options = None if args.baseline == "host" else checked_options("--baseline", args.baseline)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
 
     height, width, mines = STANDARD_BOARDS[args.board]
     layouts = draw_layouts(height, width, mines, args.games, args.seed)
     began = time.perf_counter()
     baseline_compile_s = 0.0
-    if args.baseline == "host":
+    if args.baseline_options is None:
         baseline = host_wins(layouts, args.workers)
     else:
-        baseline, baseline_compile_s = device_wins(layouts, solver_fields(args.baseline), args.batch)
+        baseline, baseline_compile_s = device_wins(layouts, args.baseline_options, args.batch)
     baseline_s = time.perf_counter() - began - baseline_compile_s
     began = time.perf_counter()
-    device, compile_s = device_wins(layouts, solver_options, args.batch)
+    device, compile_s = device_wins(layouts, args.solver_options, args.batch)
     device_s = time.perf_counter() - began - compile_s
     row = {"bench": "paired_exact", "board": f"{height}x{width}x{mines}", "seed": args.seed,
            "solver": args.solver, "baseline": args.baseline, **paired_row(baseline, device),
@@ -269,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
            "compile_s": compile_s, "batch": args.batch, "workers": args.workers,
            "device": device_name()}
     pct = lambda x: f"{100 * x:.2f}"
-    name = "host" if args.baseline == "host" else "base"
+    name = "host" if args.baseline_options is None else "base"
     print(f"{'board':10} {'games':>6} {name + ' %':>7} {'JAX %':>7} {name + ' only':>9} {'JAX only':>8} "
           f"{'JAX - ' + name:>10} {'95% CI':>16}")
     low, high = row["difference_ci"]
