@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.paired_agents import agent_wins, save_rows  # noqa: E402
+from benchmarks.paired_agents import agent_wins, boards_played, save_rows  # noqa: E402
 from msjax.cli import args as cli_args  # noqa: E402
 
 
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
             names.append(f"{run_dir}/checkpoints/{step}")
             outcomes.append(won)
             if args.save:
-                save_rows(args.save, names, outcomes, args.seed, board)
+                save_rows(args.save, names, outcomes, boards_played(env_cfg, args.seed))
         spent_steps += max(float(row.get("env_steps", 0)) for row in rows)
         spent_wall += float(wall.max())
 

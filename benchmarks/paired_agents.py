@@ -27,12 +27,14 @@ and with ``--against`` (below) no agent need be played again:
     python benchmarks/paired_agents.py --against runs/pair_s7.npz:runs/small --solver rules --games 5000 --seed 7
 
 Output: a table, then one JSON line per agent; ``--save FILE.npz`` also keeps every row's
-per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, ``seed``, ``board``),
-so that any two rows can be paired later. ``--against FILE.npz:ROW`` makes such a saved row
-(its name, or its index) the baseline instead of the first agent, without playing it again
-(the file's seed, and its board where it records one, must be this run's; its first
-``--games`` boards are used; without ``--board`` the run plays the file's board, and a file
-that records none, written before boards were saved, needs ``--board``):
+per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, and the ``board``,
+``seed`` and first-click ``rule``, opening or safe, that picked the boards), so that any two
+rows can be paired later. ``--against FILE.npz:ROW`` makes such a saved row (its name, or
+its index) the baseline instead of the first agent, without playing it again (the file's
+board, seed and rule must be this run's, and one it does not record, in a file written
+before they were saved, is taken to be this run's with a warning; its first ``--games``
+boards are used; without ``--board`` the run plays the file's board, and a file that
+records none needs ``--board``):
 
     python benchmarks/paired_agents.py runs/new --games 1000 --seed 7 --against runs/pair_s7.npz:runs/old
 """
@@ -51,16 +53,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
 from msjax.cli import args as cli_args  # noqa: E402
-from benchmarks.paired_exact import percent_cells, vs_first  # noqa: E402
+from benchmarks.paired_exact import (  # noqa: E402
+    at_least_two, check_same_boards, load_saved, percent_cells, unrecorded_warning, vs_first,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("agents", nargs="*", help="runs or checkpoints; the first is the baseline unless --against")
-    parser.add_argument("--games", type=int, default=10_000, help="boards, each played by every agent (>= 2)")
-    parser.add_argument("--seed", type=int, default=0, help="picks the boards")
+    parser.add_argument("--games", type=at_least_two, default=10_000, help="boards, each played by every agent (>= 2)")
+    parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the boards, 0..{cli_args.MAX_SEED}")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: --against's, else the first agent's)")
-    parser.add_argument("--batch", type=int, default=1000, help="games stepped together")
+    parser.add_argument("--batch", type=cli_args.positive_int, default=1000, help="games stepped together")
     parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
                         help="also each agent with this look-ahead on top (repeatable)")
     parser.add_argument("--symmetric", action="store_true",
@@ -72,10 +77,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.agents and not args.against:
         parser.error("name an agent (a run or checkpoint), or a saved row with --against, as the baseline")
-    if args.games < 2:
-        parser.error(f"--games={args.games} must be >= 2")
-    if args.batch < 1:
-        parser.error(f"--batch={args.batch} must be >= 1")
 
     from msjax import checkpoint
     from msjax import env as ms_env
@@ -92,16 +93,23 @@ def main(argv: list[str] | None = None) -> None:
     if args.against and board_arg is None:
         try:
             board_arg = saved_board(args.against)
-        except (OSError, KeyError, ValueError) as error:
-            parser.error(f"--against={args.against}: {error}")
-    env_cfg = board_config(board_arg, False, agents[0].env_cfg if agents else None)
-    board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))  # "HxWxM"
+        except ValueError as error:
+            parser.error(f"--against {args.against}: {error}")
+    try:
+        env_cfg = board_config(board_arg, False, agents[0].env_cfg if agents else None)
+    except ValueError as error:
+        parser.error(f"--board {board_arg}: {error}")
+    boards = boards_played(env_cfg, args.seed)
+    board = boards["board"]
     saved = []
     if args.against:
         try:
-            saved = [saved_outcomes(args.against, args.seed, args.games, board)]
-        except (OSError, KeyError, ValueError) as error:
-            parser.error(f"--against={args.against}: {error}")
+            name, wins, unrecorded = saved_outcomes(args.against, args.games, boards)
+        except ValueError as error:
+            parser.error(f"--against {args.against}: {error}")
+        if unrecorded:
+            print(unrecorded_warning(f"--against {args.against}", unrecorded, boards), file=sys.stderr)
+        saved = [(name, wins)]
     players = []
     for path, agent in zip(args.agents, agents):
         players.append((path, agent))
@@ -129,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
         names.append(path)
         outcomes.append(won)
         if args.save:
-            save_rows(args.save, names, outcomes, args.seed, board)
+            save_rows(args.save, names, outcomes, boards)
         rows.append({"bench": "paired_agents", "agent": path, "board": board, "seed": args.seed, "games": args.games,
                      **vs_first(outcomes[0], won), "seconds": seconds, "device": device})
         print(json.dumps(rows[-1]), flush=True)
@@ -150,10 +158,21 @@ def agent_wins(agent, env_cfg, games: int, seed: int, batch: int) -> np.ndarray:
     return np.asarray(play_games(agent.for_board(own_cfg), own_cfg, games, seed, batch)["won"])
 
 
-def save_rows(path: str, names: list[str], outcomes: list[np.ndarray], seed: int, board: str) -> None:
+def boards_played(env_cfg, seed: int) -> dict:
+    """What picks the boards that game ``i`` is played on, kept with saved rows: the
+    ``board`` ("HxWxM"), the ``seed`` and the first-click ``rule`` (``"opening"``: the first
+    click opens a region, ``"safe"``: only the clicked cell is safe)."""
+    from msjax import env as ms_env
+
+    board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))
+    return {"board": board, "seed": seed, "rule": "opening" if env_cfg.guarantee_safe_neighborhood else "safe"}
+
+
+def save_rows(path: str, names: list[str], outcomes: list[np.ndarray], boards: dict) -> None:
     """Writes rows of per-board outcomes as ``--save`` keeps them (``wins`` bool[rows,
-    games], ``rows`` their names, ``seed``, ``board``), for ``saved_outcomes`` to read."""
-    np.savez(path, wins=np.stack(outcomes), rows=np.array(names), seed=seed, board=board)
+    games], ``rows`` their names, and ``boards``: ``boards_played``'s board, seed and
+    rule), for ``saved_outcomes`` to read."""
+    np.savez(path, wins=np.stack(outcomes), rows=np.array(names), **boards)
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -168,44 +187,41 @@ def saved_board(spec: str) -> str:
     """The board (``"HxWxM"``) of the file in ``spec = "FILE.npz:ROW"``, as ``--save`` recorded it.
 
     Raises:
-      ValueError: no ``:ROW``, or a file that records no board (one written before boards
-        were saved).
-      OSError, KeyError: a missing file, or one that ``--save`` did not write.
+      ValueError: one line: no ``:ROW``, a file that ``--save`` did not write
+        (``paired_exact.load_saved``), or one that records no board (written before
+        boards were saved).
     """
-    with np.load(_split_spec(spec)[0]) as saved:
-        if "board" not in saved.files:
-            raise ValueError("the file records no board (an older file): name it with --board")
-        return str(saved["board"])
+    saved = load_saved(_split_spec(spec)[0], ("wins", "rows", "seed"))
+    if "board" not in saved:
+        raise ValueError("the file records no board (an older file): name it with --board")
+    return str(saved["board"])
 
 
-def saved_outcomes(spec: str, seed: int, games: int, board: str) -> tuple[str, np.ndarray]:
-    """``(name, wins bool[games])``: the row ``ROW`` (its name, or its index) of the file
-    ``FILE.npz`` in ``spec = "FILE.npz:ROW"``, as ``--save`` wrote it, cut to its first
-    ``games`` boards (game ``i`` is the same board for any count of games).
+def saved_outcomes(spec: str, games: int, this_run: dict) -> tuple[str, np.ndarray, list[str]]:
+    """``(name, wins bool[games], unrecorded)``: the row ``ROW`` (its name, or its index)
+    of the file ``FILE.npz`` in ``spec = "FILE.npz:ROW"``, as ``--save`` wrote it, cut to
+    its first ``games`` boards (game ``i`` is the same board for any count of games); the
+    file must have been played on ``this_run``'s boards (``boards_played``), and
+    ``unrecorded`` are the keys of ``this_run`` it does not record (an older file), for a
+    warning (``paired_exact.check_same_boards``).
 
     Raises:
-      ValueError: no ``:ROW``, an unknown row, a seed or board other than ``seed`` and
-        ``board``, or fewer than ``games`` boards in the file.
-      OSError, KeyError: a missing file, or one that ``--save`` did not write.
+      ValueError: one line: no ``:ROW``, a file that ``--save`` did not write, an unknown
+        row, other boards than ``this_run``'s, or fewer than ``games`` boards in the file.
     """
     path, row = _split_spec(spec)
-    with np.load(path) as saved:
-        names = [str(name) for name in saved["rows"]]
-        wins, saved_seed = saved["wins"], int(saved["seed"])
-        file_board = str(saved["board"]) if "board" in saved.files else None
+    saved = load_saved(path, ("wins", "rows", "seed"))
+    names, wins = [str(name) for name in saved["rows"]], saved["wins"]
     if row in names:
         index = names.index(row)
     elif row.isdigit() and int(row) < len(names):
         index = int(row)
     else:
         raise ValueError(f"no row {row!r}; the file holds {names}")
-    if saved_seed != seed:
-        raise ValueError(f"the file's boards are those of seed {saved_seed}, this run's of --seed {seed}")
-    if file_board is not None and file_board != board:
-        raise ValueError(f"the file's board is {file_board}, this run's {board}")
+    unrecorded = check_same_boards(saved, this_run)
     if wins.shape[1] < games:
         raise ValueError(f"the file holds {wins.shape[1]} games per row, fewer than --games {games}")
-    return f"{names[index]} (saved)", wins[index, :games].astype(bool)
+    return f"{names[index]} (saved)", wins[index, :games].astype(bool), unrecorded
 
 
 if __name__ == "__main__":

@@ -25,7 +25,10 @@ import json
 import multiprocessing
 import sys
 import time
+import zipfile
+import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +36,90 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
 from benchmarks.solver_winrate import solver_fields  # noqa: E402
+from msjax.cli import args as cli_args  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
+
+
+def at_least_two(text: str) -> int:
+    """argparse type: a count of boards, an integer >= 2 (a paired interval needs two)."""
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 2")
+    return value
+
+
+def opening_click(height: int, width: int) -> tuple[int, int]:
+    """``(row, col)``: the exact player's first click with an opening start, which the
+    layouts of ``draw_layouts`` keep free of mines and the JAX solver here plays too."""
+    from msjax import exact
+
+    return divmod(exact.first_click_cell(height, width, True), width)
+
+
+def device_solver_config(height: int, width: int, solver_options: dict):
+    """The JAX solver's ``SolverConfig`` on exact probabilities with the host player's first
+    click and ``solver_options`` (``SolverConfig`` fields); its errors are ``SolverConfig``'s."""
+    from msjax import solver
+
+    return solver.SolverConfig(**{"probabilities": "exact", "first_click": opening_click(height, width), **solver_options})
+
+
+def load_saved(path: str, required: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Every array of a ``.npz`` file that a script's ``--save`` wrote (a few per-board
+    rows, read whole), which must hold the keys ``required``.
+
+    Raises:
+      ValueError: one line for a missing or unreadable file, one that is not a ``.npz``
+        archive (truncated, or another kind of file), or one without a ``required`` key.
+    """
+    not_npz = ValueError("not a .npz file that --save wrote (truncated, or another kind of file)")
+    try:
+        saved = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ValueError("no such file") from None
+    except OSError as error:
+        raise ValueError(f"cannot read it ({error.strerror or error})") from None
+    except (ValueError, EOFError, zipfile.BadZipFile):
+        raise not_npz from None
+    if not isinstance(saved, np.lib.npyio.NpzFile):
+        raise not_npz
+    try:
+        with saved:
+            arrays = {name: saved[name] for name in saved.files}
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error):
+        raise not_npz from None
+    for key in required:
+        if key not in arrays:
+            raise ValueError(f"it holds no {key!r}: not a file that --save wrote")
+    return arrays
+
+
+def check_same_boards(saved: dict[str, np.ndarray], this_run: dict[str, Any]) -> list[str]:
+    """Whether a saved file's rows were played on this run's boards: ``this_run`` maps the
+    keys that pick the boards (board, seed, first click ...) to this run's values.
+
+    Returns:
+      The keys of ``this_run`` that ``saved`` does not record (a file written before they
+      were saved), for a warning.
+
+    Raises:
+      ValueError: naming every recorded key that differs, e.g. ``"its board 16x30x99,
+        this run's 8x8x10; its seed 1, this run's 0"``.
+    """
+    shown = lambda value: str(np.asarray(value).tolist())
+    differ = [f"its {key} {shown(saved[key])}, this run's {shown(value)}"
+              for key, value in this_run.items() if key in saved and shown(saved[key]) != shown(value)]
+    if differ:
+        raise ValueError("; ".join(differ) + " (other boards)")
+    return [key for key in this_run if key not in saved]
+
+
+def unrecorded_warning(source: str, missing: list[str], this_run: dict[str, Any]) -> str:
+    """The line that says a saved file (``source``: the flag and its value) was taken to
+    hold this run's boards although it does not record the keys ``missing``."""
+    assumed = ", ".join(f"{key} {np.asarray(this_run[key]).tolist()}" for key in missing)
+    return (f"warning: {source} records no {', '.join(missing)} (a file saved before they were): "
+            f"taken to be this run's ({assumed})")
 
 
 def draw_layouts(height: int, width: int, mines: int, games: int, seed: int) -> np.ndarray:
@@ -74,13 +160,12 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
     import jax
     import jax.numpy as jnp
 
-    from msjax import env, exact, solver
+    from msjax import env, solver
 
     games, height, width = layouts.shape
     mines = int(layouts[0].sum())
     cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=True)
-    first = divmod(exact.first_click_cell(height, width, True), width)
-    solver_cfg = solver.SolverConfig(**{"probabilities": "exact", "first_click": first, **solver_options})
+    solver_cfg = device_solver_config(height, width, solver_options)
     batch = min(batch, games)
 
     @jax.jit
@@ -151,33 +236,52 @@ def paired_row(baseline: np.ndarray, device: np.ndarray) -> dict:
     return row
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line; a bad value is one argparse ``error:`` line (exit status 2) naming
+    the flag and what it allows; ``--solver`` and ``--baseline`` are read into
+    ``solver_options`` and ``baseline_options`` (None: the host player) and checked by
+    building their ``SolverConfig`` before any game."""
+    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="expert", choices=tuple(STANDARD_BOARDS))
-    parser.add_argument("--games", type=int, default=1024, help="boards, each played by both (>= 2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1, help="processes for the host player")
-    parser.add_argument("--batch", type=int, default=1024, help="boards per device call")
+    parser.add_argument("--games", type=at_least_two, default=1024, help="boards, each played by both (>= 2)")
+    parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the layouts, 0..{cli_args.MAX_SEED}")
+    parser.add_argument("--workers", type=cli_args.positive_int, default=1, help="processes for the host player")
+    parser.add_argument("--batch", type=cli_args.positive_int, default=1024, help="boards per device call")
     parser.add_argument("--solver", default="exact_lookahead=6", metavar="FIELD=VALUE,...",
                         help="SolverConfig fields of the JAX player (probabilities='exact' always)")
     parser.add_argument("--baseline", default="host", metavar="host|FIELD=VALUE,...",
                         help="msjax.exact's player on the host (default), or a second JAX solver with these fields")
     args = parser.parse_args(argv)
-    if args.games < 2 or args.workers < 1 or args.batch < 1:
-        parser.error("--games must be >= 2, --workers and --batch >= 1")
-    solver_options = solver_fields(args.solver)
+    height, width, _ = STANDARD_BOARDS[args.board]
+
+    def checked_options(flag: str, text: str) -> dict:
+        try:
+            options = solver_fields(text)
+            device_solver_config(height, width, options)
+        except (argparse.ArgumentTypeError, TypeError, ValueError) as error:
+            parser.error(f"argument {flag}: {error}")
+        return options
+
+    args.solver_options = checked_options("--solver", args.solver)
+    args.baseline_options = None if args.baseline == "host" else checked_options("--baseline", args.baseline)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
 
     height, width, mines = STANDARD_BOARDS[args.board]
     layouts = draw_layouts(height, width, mines, args.games, args.seed)
     began = time.perf_counter()
     baseline_compile_s = 0.0
-    if args.baseline == "host":
+    if args.baseline_options is None:
         baseline = host_wins(layouts, args.workers)
     else:
-        baseline, baseline_compile_s = device_wins(layouts, solver_fields(args.baseline), args.batch)
+        baseline, baseline_compile_s = device_wins(layouts, args.baseline_options, args.batch)
     baseline_s = time.perf_counter() - began - baseline_compile_s
     began = time.perf_counter()
-    device, compile_s = device_wins(layouts, solver_options, args.batch)
+    device, compile_s = device_wins(layouts, args.solver_options, args.batch)
     device_s = time.perf_counter() - began - compile_s
     row = {"bench": "paired_exact", "board": f"{height}x{width}x{mines}", "seed": args.seed,
            "solver": args.solver, "baseline": args.baseline, **paired_row(baseline, device),
@@ -185,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
            "compile_s": compile_s, "batch": args.batch, "workers": args.workers,
            "device": device_name()}
     pct = lambda x: f"{100 * x:.2f}"
-    name = "host" if args.baseline == "host" else "base"
+    name = "host" if args.baseline_options is None else "base"
     print(f"{'board':10} {'games':>6} {name + ' %':>7} {'JAX %':>7} {name + ' only':>9} {'JAX only':>8} "
           f"{'JAX - ' + name:>10} {'95% CI':>16}")
     low, high = row["difference_ci"]

@@ -17,12 +17,14 @@ first row (95% interval on the per-board differences), games/s after compiling, 
 compile time. Each row's JSON line is printed as soon as it is measured, and the table at the
 end; ``--rows`` picks rows by name. ``--save DIR`` writes each row's per-board outcomes
 (``DIR/<board>_seed<S>[_from<K>]_<row>.npz``, e.g. ``expert_seed1_depth1_endgame32.npz``:
-``wins`` bool[games], ``seed``, ``first_board``)
-as it finishes, and ``.partial.npz`` with the boards played so far after each batch until
+``wins`` bool[games], ``first_board``, and the ``board`` ("HxWxM"), ``seed`` and
+``first_click`` [row, col] that picked the layouts) as it finishes, and ``.partial.npz`` with the boards played so far after each batch until
 then, so a row run later, in parts or on another machine can be paired with them:
 ``--first-board K`` plays boards K .. K + games - 1 of the seed's draw (the layouts of a seed
 are a prefix of the layouts of the same seed with more games), and ``--paired-with FILE``
-makes a saved row of the same seed, holding those boards, the baseline.
+makes a saved row of the same board, seed and first click, holding those boards, the
+baseline (a file saved before boards and first clicks were recorded is taken to be this
+run's, with a warning: its name says its board and seed).
 
     python benchmarks/search_table.py --board beginner --games 10000 --seed 3
     python benchmarks/search_table.py --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
@@ -41,8 +43,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.paired_exact import device_wins, draw_layouts, percent_cells, vs_first  # noqa: E402
+from benchmarks.paired_exact import (  # noqa: E402
+    at_least_two, check_same_boards, device_solver_config, device_wins, draw_layouts, load_saved, opening_click,
+    percent_cells, unrecorded_warning, vs_first,
+)
+from msjax.cli import args as cli_args  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
+from msjax.solver import MAX_ENDGAME_LAYOUTS  # noqa: E402
 
 DEPTHS = (0, 1, 2)
 
@@ -75,56 +82,100 @@ def saved_name(board: str, seed: int, first_board: int, name: str, options: dict
     return f"{board}_seed{seed}{part}_{row}{expand}.npz"
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def survival_tolerance(text: str) -> float:
+    """argparse type: ``--tolerance``, a number in ``[0, 1)``."""
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be in [0, 1)")
+    return value
+
+
+def paired_outcomes(path: str, boards: range, this_run: dict) -> tuple[np.ndarray, list[str]]:
+    """``(wins bool[len(boards)], unrecorded keys)``: the outcomes on ``boards`` (indices of
+    the seed's draw) of the row saved in ``path``, which must have been played on
+    ``this_run``'s board, seed and first click (``check_same_boards``: the keys it does not
+    record are returned, for a warning).
+
+    Raises:
+      ValueError: one line: not a saved row, other boards, or not all of ``boards``.
+    """
+    saved = load_saved(path, ("wins", "first_board", "seed"))
+    unrecorded = check_same_boards(saved, this_run)
+    start = int(saved["first_board"])
+    held = range(start, start + len(saved["wins"]))
+    if boards.start not in held or boards.stop - 1 not in held:
+        raise ValueError(f"it holds boards {held.start}..{held.stop - 1}, not this run's {boards.start}..{boards.stop - 1}")
+    return saved["wins"][boards.start - start : boards.stop - start].astype(bool), unrecorded
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, dict]]:
+    """The command line and each row's ``SolverConfig`` fields, by row name; a bad value is
+    one argparse ``error:`` line (exit status 2) naming the flag and what it allows."""
+    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="beginner", choices=tuple(STANDARD_BOARDS))
-    parser.add_argument("--games", type=int, default=10_000, help="boards, each played by every row (>= 2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--first-board", type=int, default=0, help="index of the first of the seed's boards played")
-    parser.add_argument("--batch", type=int, default=1024, help="boards per device call")
-    parser.add_argument("--candidates", type=int, default=6, help="K: cells each guess looks ahead at (>= 1)")
-    parser.add_argument("--tolerance", type=float, default=0.1, help="survival window, in [0, 1)")
-    parser.add_argument("--expand", type=int, default=0,
+    parser.add_argument("--games", type=at_least_two, default=10_000, help="boards, each played by every row (>= 2)")
+    parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the layouts, 0..{cli_args.MAX_SEED}")
+    parser.add_argument("--first-board", type=cli_args.non_negative_int, default=0,
+                        help="index of the first of the seed's boards played")
+    parser.add_argument("--batch", type=cli_args.positive_int, default=1024, help="boards per device call")
+    parser.add_argument("--candidates", type=cli_args.positive_int, default=6,
+                        help="K: cells each guess looks ahead at (>= 1)")
+    parser.add_argument("--tolerance", type=survival_tolerance, default=0.1, help="survival window, in [0, 1)")
+    parser.add_argument("--expand", type=cli_args.non_negative_int, default=0,
                         help="depth-2 rows: candidates looked at a guess further, 1..K (0: all K)")
-    parser.add_argument("--endgame-layouts", type=int, default=8, help="the endgame's bound, 2..128")
+    parser.add_argument("--endgame-layouts", type=cli_args.int_in(2, MAX_ENDGAME_LAYOUTS), default=8,
+                        help=f"the endgame's bound, 2..{MAX_ENDGAME_LAYOUTS}")
     parser.add_argument("--save", help="folder for each row's per-board outcomes (.npz)")
-    parser.add_argument("--paired-with", help="a saved row (.npz) of the same board and seed as the baseline")
+    parser.add_argument("--paired-with", help="a saved row (.npz) of the same board, seed and first click as the baseline")
     parser.add_argument("--rows", default=",".join(f"depth {d}{e}" for d in DEPTHS for e in ("", "+endgame")),
                         help="comma list of 'depth D' / 'depth D+endgame'; the first is the paired baseline")
     args = parser.parse_args(argv)
-    if args.games < 2:
-        parser.error(f"--games={args.games} must be >= 2")
-    if args.first_board < 0:
-        parser.error(f"--first-board={args.first_board} must be >= 0")
-    if args.candidates < 1:
-        parser.error(f"--candidates={args.candidates} must be >= 1")
-    if not 0 <= args.expand <= args.candidates:
-        parser.error(f"--expand={args.expand} must be in [0, --candidates={args.candidates}]")
+    if args.expand > args.candidates:
+        parser.error(f"argument --expand: {args.expand} must be in [0, --candidates={args.candidates}]")
     names = [name.strip() for name in args.rows.split(",") if name.strip()]
+    height, width, _ = STANDARD_BOARDS[args.board]
     try:
         options = {name: row_options(name, args.candidates, args.tolerance, args.endgame_layouts, args.expand)
                    for name in names}
+        for name in names:
+            try:
+                device_solver_config(height, width, options[name])
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"row {name!r}: {error}") from None
     except ValueError as error:
-        parser.error(str(error))
+        parser.error(f"argument --rows: {error}")
+    if args.paired_with:
+        boards = range(args.first_board, args.first_board + args.games)
+        try:
+            args.baseline_wins, unrecorded = paired_outcomes(args.paired_with, boards, boards_played(args))
+        except ValueError as error:
+            parser.error(f"--paired-with {args.paired_with}: {error}")
+        if unrecorded:
+            print(unrecorded_warning(f"--paired-with {args.paired_with}", unrecorded, boards_played(args)), file=sys.stderr)
+    return args, options
 
+
+def boards_played(args: argparse.Namespace) -> dict:
+    """What picks the layouts a row is played on (saved with its outcomes): the board
+    ("HxWxM"), the seed and the first click [row, col]."""
+    height, width, mines = STANDARD_BOARDS[args.board]
+    return {"board": f"{height}x{width}x{mines}", "seed": args.seed, "first_click": list(opening_click(height, width))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    args, options = parse_args(argv)
+    names = list(options)
     height, width, mines = STANDARD_BOARDS[args.board]
     boards = slice(args.first_board, args.first_board + args.games)
     layouts = draw_layouts(height, width, mines, boards.stop, args.seed)[boards]
     device = device_name()
-    first = None
-    if args.paired_with:
-        saved = np.load(args.paired_with)
-        start = int(saved["first_board"])
-        held = range(start, start + len(saved["wins"]))
-        if int(saved["seed"]) != args.seed or boards.start not in held or boards.stop - 1 not in held:
-            parser.error(f"--paired-with holds boards {held.start}..{held.stop - 1} of seed {int(saved['seed'])}, "
-                         f"not boards {boards.start}..{boards.stop - 1} of seed {args.seed}")
-        first = saved["wins"][boards.start - start : boards.stop - start]
+    first = args.baseline_wins if args.paired_with else None
     save = Path(args.save) if args.save else None
     if save:
         save.mkdir(parents=True, exist_ok=True)
     baseline = Path(args.paired_with).stem if args.paired_with else names[0]
-    keep = lambda wins, path: np.savez(path, wins=wins, seed=args.seed, first_board=args.first_board)
+    keep = lambda wins, path: np.savez(path, wins=wins, first_board=args.first_board, **boards_played(args))
     rows = []
     for name in names:
         path = save / saved_name(args.board, args.seed, args.first_board, name, options[name]) if save else None

@@ -35,13 +35,17 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import json
 import multiprocessing
 import sys
 import time
+from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
+from msjax.cli import args as cli_args
 from msjax.env import STANDARD_BOARDS
 
 RULES = {"opening": True, "safe": False}
@@ -53,12 +57,46 @@ QUICK_GAMES = {"exact": 200, "jax": 1_024, "jax-exact": 512, "layer1": 1_024, "r
 
 
 def solver_fields(text: str) -> dict:
-    """``--solver``'s ``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}`` (values read as Python literals)."""
+    """argparse type: ``--solver``'s ``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}``, ``SolverConfig``
+    fields with values read as Python literals; ``ArgumentTypeError`` for an item that is
+    not ``FIELD=VALUE``, an unknown field (the line lists them all) or a value that is not
+    a literal. Whether the values fit together is ``SolverConfig``'s to say."""
+    from msjax.solver import SolverConfig
+
+    known = [field.name for field in dataclasses.fields(SolverConfig)]
     fields = {}
     for item in filter(None, text.split(",")):
-        name, _, value = item.partition("=")
-        fields[name.strip()] = ast.literal_eval(value.strip())
+        name, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or not name:
+            raise argparse.ArgumentTypeError(f"{item!r} must be FIELD=VALUE (e.g. exact_lookahead=6)")
+        if name not in known:
+            raise argparse.ArgumentTypeError(f"unknown field {name!r} in {text!r}; SolverConfig's fields: {', '.join(known)}")
+        try:
+            fields[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise argparse.ArgumentTypeError(f"{item}: {value} is not a Python literal (quote words: {name}='{value}')") from None
     return fields
+
+
+def comma_list(allowed) -> Callable[[str], list[str]]:
+    """argparse type: a comma list of names from ``allowed``."""
+
+    def names(text: str) -> list[str]:
+        chosen = [name for name in text.split(",") if name]
+        bad = [name for name in chosen if name not in allowed]
+        if bad or not chosen:
+            raise argparse.ArgumentTypeError(f"{'unknown ' + str(bad) if bad else 'empty'}; allowed {tuple(allowed)}")
+        return chosen
+
+    return names
+
+
+def cell(text: str) -> tuple[int, int]:
+    """argparse type: ``R,C``, a cell given by two integers >= 0."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(part.strip().isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} must be R,C: two integers >= 0")
+    return int(parts[0]), int(parts[1])
 
 
 def make_row(player: str, board: str, rule: str, result: dict) -> dict:
@@ -149,19 +187,35 @@ def _jax_policy(player: str, env_cfg, solver_options: dict | None = None):
         return (lambda states, keys, memory: (jax.vmap(one_board)(states, keys), memory)), lambda states: ()
     from msjax import solver
 
-    options = dict(solver_options or {}, **({"max_layer": 1} if player == "layer1" else {}))
-    if player == "jax-exact":
-        from msjax import exact
-
-        first = exact.first_click_cell(env_cfg.H, env_cfg.W, env_cfg.guarantee_safe_neighborhood)
-        options = {"probabilities": "exact", "first_click": divmod(first, env_cfg.W), **options}
-    solver_cfg = solver.SolverConfig(**options)
+    solver_cfg = solver_config(player, env_cfg, solver_options)
 
     def policy(states, keys, memory):  # the batched path, remembering its proofs
         actions, _, memory = solver.batch_solver_play(states, keys, memory, env_cfg, solver_cfg)
         return actions, memory
 
     return policy, solver.empty_memory
+
+
+def solver_config(player: str, env_cfg, solver_options: dict | None = None):
+    """The ``SolverConfig`` of a JAX solver player (layer1, jax or jax-exact) on ``env_cfg``'s
+    board with the ``--solver`` fields ``solver_options``; ``SolverConfig``'s errors."""
+    from msjax import solver
+
+    options = dict(solver_options or {}, **({"max_layer": 1} if player == "layer1" else {}))
+    if player == "jax-exact":
+        from msjax import exact
+
+        first = exact.first_click_cell(env_cfg.H, env_cfg.W, env_cfg.guarantee_safe_neighborhood)
+        options = {"probabilities": "exact", "first_click": divmod(first, env_cfg.W), **options}
+    return solver.SolverConfig(**options)
+
+
+def env_config(board: str, rule: str):
+    """The game of a table row: a standard board with the first-click ``rule``."""
+    from msjax import env
+
+    height, width, mines = STANDARD_BOARDS[board]
+    return env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=RULES[rule])
 
 
 def run_jax(
@@ -175,8 +229,7 @@ def run_jax(
 
     from msjax import env
 
-    height, width, mines = STANDARD_BOARDS[board]
-    env_cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=RULES[rule])
+    env_cfg = env_config(board, rule)
     batch = min(batch, games)
     quota = -(-games // batch)
     policy, memory_of = _jax_policy(player, env_cfg, solver_options)
@@ -227,35 +280,42 @@ def run_jax(
 # ----------------------------------------------------------------------------- main
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--players", default=",".join(PLAYERS), help=f"comma list of {PLAYERS}")
-    parser.add_argument("--boards", default=",".join(STANDARD_BOARDS), help=f"comma list of {tuple(STANDARD_BOARDS)}")
-    parser.add_argument("--rules", default="safe,opening", help="comma list of safe, opening")
-    parser.add_argument("--games", type=int, default=None, help="games per row (default: 20k beginner, 5k larger)")
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line; a bad value is one argparse ``error:`` line (exit status 2) naming
+    the flag and what it allows, the ``--solver`` fields checked by building each JAX
+    solver player's ``SolverConfig`` before any game."""
+    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__.split("\n")[0])
+    parser.add_argument("--players", type=comma_list(PLAYERS), default=list(PLAYERS), help=f"comma list of {PLAYERS}")
+    parser.add_argument("--boards", type=comma_list(STANDARD_BOARDS), default=list(STANDARD_BOARDS),
+                        help=f"comma list of {tuple(STANDARD_BOARDS)}")
+    parser.add_argument("--rules", type=comma_list(RULES), default=["safe", "opening"], help="comma list of safe, opening")
+    parser.add_argument("--games", type=cli_args.positive_int, default=None,
+                        help="games per row (default: 20k beginner, 5k larger)")
     parser.add_argument("--quick", action="store_true", help="few games per row, a smoke test")
-    parser.add_argument("--workers", type=int, default=1, help="processes for the exact player")
-    parser.add_argument("--batch", type=int, default=1024, help="boards per batch for the JAX players")
-    parser.add_argument("--chunk-steps", type=int, default=64, help="env steps per jitted chunk")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--first-click", default=None, help="R,C: the exact player's first click on every board")
+    parser.add_argument("--workers", type=cli_args.positive_int, default=1, help="processes for the exact player")
+    parser.add_argument("--batch", type=cli_args.positive_int, default=1024, help="boards per batch for the JAX players")
+    parser.add_argument("--chunk-steps", type=cli_args.positive_int, default=64, help="env steps per jitted chunk")
+    parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"0..{cli_args.MAX_SEED}")
+    parser.add_argument("--first-click", type=cell, default=None, help="R,C: the exact player's first click on every board")
     parser.add_argument(
-        "--solver", default="", metavar="FIELD=VALUE,...",
+        "--solver", type=solver_fields, default={}, metavar="FIELD=VALUE,...",
         help="SolverConfig fields for the JAX solver players, e.g. contradiction_cells=16,bp_iterations=8",
     )
     args = parser.parse_args(argv)
+    for board in args.boards:
+        for rule in args.rules:
+            for player in [player for player in args.players if player not in ("random", "exact")]:
+                try:
+                    solver_config(player, env_config(board, rule), args.solver)
+                except (TypeError, ValueError) as error:
+                    parser.error(f"argument --solver: {error}")
+    return args
 
-    players = [p for p in args.players.split(",") if p]
-    boards = [b for b in args.boards.split(",") if b]
-    rules = [r for r in args.rules.split(",") if r]
-    choices = (("players", players, PLAYERS), ("boards", boards, STANDARD_BOARDS), ("rules", rules, RULES))
-    for name, chosen, allowed in choices:
-        bad = [x for x in chosen if x not in allowed]
-        if bad:
-            raise ValueError(f"--{name}: unknown {bad}; allowed {tuple(allowed)}")
 
-    first_click = tuple(int(x) for x in args.first_click.split(",")) if args.first_click else None
-    solver_options = solver_fields(args.solver)
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    players, boards, rules = args.players, args.boards, args.rules
+    first_click, solver_options = args.first_click, args.solver
     rows = []
     header = f"{'player':8} {'board':13} {'rule':8} {'games':>7} {'win %':>7} {'95% CI':>15} {'games/s':>9} {'PSEQ %':>7}"
     print(header)

@@ -236,14 +236,15 @@ def play_and_diagnose(
     max_steps: int | None = None,
     on_batch: Callable[[int], None] | None = None,
     exact: bool = False,
+    check_batch: Callable[[Any], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-game results (numpy ``[episodes]``): ``evaluate.play_games``'s fields on the same
     boards, plus the avoidability counters of ``count_moves`` (with ``exact``, also those
     of ``count_moves_exactly``: an exact analysis before every move); ``on_batch(games)``
-    after each batch (``evaluate.play_in_batches``)."""
+    after each batch, ``check_batch(lowered)`` before the first (``evaluate.play_in_batches``)."""
     return evaluate_lib.play_in_batches(
         _diagnose_exact_batch if exact else _diagnose_batch, agent, env_cfg, episodes, seed, batch_size,
-        max_steps, on_batch,
+        max_steps, on_batch, check_batch,
     )
 
 
@@ -282,19 +283,21 @@ def diagnose(
     max_steps: int | None = None,
     on_batch: Callable[[int], None] | None = None,
     exact: bool = False,
+    check_batch: Callable[[Any], None] | None = None,
 ) -> dict[str, Any]:
     """``evaluate``'s figures and the avoidability figures of ``episodes`` games.
 
     The games are ``evaluate(agent, env_cfg, episodes, seed)``'s games (same boards, same
     agent keys), played once with the deduction run before every move; ``on_batch(games)``
-    is called after each batch. With ``exact``, every move is also judged by the exact
-    probabilities (``judge_exactly``; an exact analysis of every position, several times
-    the cost) and the figures say where the games were lost (``loss_causes``).
+    is called after each batch, ``check_batch(lowered)`` with the batches' program before
+    the first (``evaluate.play_in_batches``). With ``exact``, every move is also judged by
+    the exact probabilities (``judge_exactly``; an exact analysis of every position,
+    several times the cost) and the figures say where the games were lost (``loss_causes``).
 
     Returns:
       ``evaluate.evaluate``'s dict updated with ``avoidability``'s (and ``loss_causes``').
     """
-    games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch, exact)
+    games = play_and_diagnose(agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch, exact, check_batch)
     figures = evaluate_lib.summarize_games(games)
     figures["reward_components"] = evaluate_lib.reward_components(games, env_cfg)
     figures.update(avoidability(games))

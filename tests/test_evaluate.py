@@ -174,3 +174,79 @@ def test_play_games_hands_a_players_beliefs_on_from_move_to_move():
     assert games["finished"].all() and (games["steps"] <= 16).all()
     stateless = play_games(CountingPlayer(carries_beliefs=False), cfg, episodes=8, seed=3, batch_size=8, max_steps=16)
     assert (stateless["invalid"] > 0).any()  # without the carry the same cell again and again
+
+
+def test_the_keys_of_a_range_of_games_are_those_of_one_split_of_the_seed():
+    from msjax.evaluate import game_keys
+
+    whole = jax.random.key_data(jax.random.split(jax.random.key(7), 1000))
+    np.testing.assert_array_equal(jax.random.key_data(game_keys(7, 200, first_game=300)), whole[300:500])
+    np.testing.assert_array_equal(jax.random.key_data(game_keys(7, 1000)), whole)
+
+
+def test_each_batch_derives_only_its_own_games_keys(monkeypatch):
+    from msjax.evaluate import games as games_lib
+
+    asked = []
+    game_keys = games_lib.game_keys
+    monkeypatch.setattr(games_lib, "game_keys", lambda *args, **kw: asked.append(args[1]) or game_keys(*args, **kw))
+    batched = play_games(reveal_at_random, CFG, episodes=40, seed=3, batch_size=16)
+    assert asked and max(asked) == 16  # memory for keys does not grow with the games
+    # every game keeps the key it had when all keys were split at once: the same results
+    keys = jax.random.split(jax.random.key(3), 40)
+    alone = jax.jit(games_lib.play_batch, static_argnums=(2, 3))(reveal_at_random, keys, CFG, ms_env.move_limit(CFG))
+    for name in batched:
+        np.testing.assert_array_equal(batched[name], np.asarray(alone[name]), err_msg=name)
+
+
+def test_play_in_batches_shows_the_first_batch_s_program_before_running_it():
+    from msjax.evaluate import play_batch, play_in_batches
+
+    seen = []
+    play_in_batches(play_batch, reveal_a_mine, CFG, 20, batch_size=8, check_batch=seen.append)
+    assert len(seen) == 1 and seen[0].out_info["won"].shape == (8,)
+
+    def refuse(lowered):
+        raise MemoryError("too big")
+
+    with pytest.raises(MemoryError, match="too big"):
+        play_in_batches(play_batch, reveal_a_mine, CFG, 20, batch_size=8, check_batch=refuse)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--episodes", str(2**63)], f"--episodes: {2**63} must be in [1, {2**31}]"),
+        (["--episodes", "2**63"], "--episodes: invalid count value: '2**63'"),
+        (["--episodes", "0"], f"--episodes: 0 must be in [1, {2**31}]"),
+        (["--batch-size", "0"], "--batch-size: 0 must be >= 1"),
+        (["--calibration-games", "1000000000"], "--calibration-games: 1000000000 must be in [0, 4096]"),
+    ],
+)
+def test_cli_numbers_out_of_range_are_one_line_naming_the_flag_and_range(argv, message, capsys):
+    from msjax.cli import evaluate as evaluate_cli
+
+    assert evaluate_cli.main(["--solver", "--board", "4x4x3", *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def test_cli_refuses_games_whose_results_do_not_fit_the_host_before_playing(monkeypatch, capsys):
+    from msjax.cli import evaluate as evaluate_cli
+
+    monkeypatch.setattr(evaluate_cli, "host_memory_bytes", lambda: 2**20)
+    assert evaluate_cli.main(["--solver", "--board", "4x4x3", "--episodes", "100000", "--calibration-games", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("python -m msjax.evaluate: error: --episodes 100000: ") and "1.00 MiB" in err, err
+    assert "at most" in err
+
+
+def test_cli_refuses_a_batch_that_does_not_fit_the_device_before_playing(monkeypatch, capsys):
+    from msjax import memory
+    from msjax.cli import evaluate as evaluate_cli
+
+    monkeypatch.setattr(memory, "device_limit", lambda *args, **kw: 2**16)  # a 64 KiB device
+    assert evaluate_cli.main(["--solver", "--board", "4x4x3", "--episodes", "32", "--calibration-games", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("python -m msjax.evaluate: error: --batch-size 16: a batch of 16 games needs "), err
+    assert "the device has 0.06 MiB" in err

@@ -7,48 +7,97 @@ import pytest
 from tiny_runs import TINY, saved_run
 
 from benchmarks import paired_agents
-from benchmarks.paired_agents import saved_outcomes
+from benchmarks.paired_agents import boards_played, saved_outcomes
+from msjax.env import EnvConfig
 
 WINS = np.array([[True, False, True, True], [False, False, True, False]])
+RUN = {"board": "4x4x2", "seed": 7, "rule": "opening"}  # this run's boards
 
 
 def saved_file(tmp_path, **fields):
     path = tmp_path / "pairs.npz"
-    np.savez(path, **{"wins": WINS, "rows": np.array(["runs/a", "runs/b"]), "seed": 7, "board": "4x4x2", **fields})
+    np.savez(path, **{"wins": WINS, "rows": np.array(["runs/a", "runs/b"]), **RUN, **fields})
     return str(path)
 
 
 def test_a_saved_row_by_name_or_index_cut_to_the_games(tmp_path):
     path = saved_file(tmp_path)
-    name, wins = saved_outcomes(f"{path}:runs/b", seed=7, games=3, board="4x4x2")
-    assert name == "runs/b (saved)" and wins.tolist() == [False, False, True]
-    assert saved_outcomes(f"{path}:0", seed=7, games=4, board="4x4x2")[1].tolist() == WINS[0].tolist()
+    name, wins, unrecorded = saved_outcomes(f"{path}:runs/b", games=3, this_run=RUN)
+    assert name == "runs/b (saved)" and wins.tolist() == [False, False, True] and unrecorded == []
+    assert saved_outcomes(f"{path}:0", games=4, this_run=RUN)[1].tolist() == WINS[0].tolist()
 
 
 @pytest.mark.parametrize(
-    ("row", "seed", "games", "board", "message"),
+    ("row", "games", "this_run", "message"),
     [
-        ("runs/c", 7, 4, "4x4x2", "no row 'runs/c'"),
-        ("2", 7, 4, "4x4x2", "no row '2'"),
-        ("runs/a", 8, 4, "4x4x2", "seed 7"),
-        ("runs/a", 7, 4, "8x8x10", "board is 4x4x2"),
-        ("runs/a", 7, 5, "4x4x2", "fewer than --games 5"),
+        ("runs/c", 4, RUN, "no row 'runs/c'"),
+        ("2", 4, RUN, "no row '2'"),
+        ("runs/a", 4, {**RUN, "seed": 8}, "its seed 7, this run's 8"),
+        ("runs/a", 4, {**RUN, "board": "8x8x10"}, "its board 4x4x2, this run's 8x8x10"),
+        ("runs/a", 4, {**RUN, "rule": "safe"}, "its rule opening, this run's safe"),
+        ("runs/a", 5, RUN, "fewer than --games 5"),
     ],
 )
-def test_a_saved_row_that_does_not_fit_is_refused(tmp_path, row, seed, games, board, message):
+def test_a_saved_row_that_does_not_fit_is_refused(tmp_path, row, games, this_run, message):
     with pytest.raises(ValueError, match=message):
-        saved_outcomes(f"{saved_file(tmp_path)}:{row}", seed=seed, games=games, board=board)
+        saved_outcomes(f"{saved_file(tmp_path)}:{row}", games=games, this_run=this_run)
 
 
 def test_a_spec_without_a_row_is_refused(tmp_path):
     with pytest.raises(ValueError, match="FILE.npz:ROW"):
-        saved_outcomes(saved_file(tmp_path), seed=7, games=4, board="4x4x2")
+        saved_outcomes(saved_file(tmp_path), games=4, this_run=RUN)
 
 
-def test_an_older_file_without_its_board_is_taken_at_its_word(tmp_path):
+def test_an_older_file_without_its_board_and_rule_is_taken_at_its_word_with_those_named(tmp_path):
     path = tmp_path / "old.npz"
     np.savez(path, wins=WINS, rows=np.array(["runs/a", "runs/b"]), seed=7)
-    assert saved_outcomes(f"{path}:runs/a", seed=7, games=4, board="9x9x10")[1].tolist() == WINS[0].tolist()
+    _, wins, unrecorded = saved_outcomes(f"{path}:runs/a", games=4, this_run={**RUN, "board": "9x9x10"})
+    assert wins.tolist() == WINS[0].tolist() and unrecorded == ["board", "rule"]
+
+
+def test_saved_rows_record_the_board_seed_and_first_click_rule(tmp_path):
+    path = tmp_path / "rows.npz"
+    safe_start = EnvConfig(H=4, W=4, mine_count=2, guarantee_safe_neighborhood=False)
+    paired_agents.save_rows(str(path), ["a"], [WINS[0]], boards_played(safe_start, 7))
+    with np.load(path) as kept:
+        assert (str(kept["board"]), int(kept["seed"]), str(kept["rule"])) == ("4x4x2", 7, "safe")
+        assert kept["rows"].tolist() == ["a"] and kept["wins"].tolist() == [WINS[0].tolist()]
+
+
+def test_a_row_saved_with_another_first_click_rule_is_refused_before_playing(tmp_path, capsys):
+    path = saved_file(tmp_path, rule="safe")
+    with pytest.raises(SystemExit):
+        paired_agents.main(["--against", f"{path}:0", "--solver", "rules", "--games", "4", "--seed", "7"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"paired_agents.py: error: --against {path}:0: its rule safe, this run's opening (other boards)"
+
+
+@pytest.mark.parametrize("content", ["truncated", "garbage", "npy"])
+def test_against_a_file_that_is_not_a_saved_npz_is_one_line(tmp_path, capsys, content):
+    path = tmp_path / "rows.npz"
+    if content == "truncated":
+        path.write_bytes(open(saved_file(tmp_path), "rb").read()[:100])
+    elif content == "garbage":
+        path.write_bytes(b"\x80\x04 not saved by --save")
+    else:
+        np.save(open(path, "wb"), WINS)
+    with pytest.raises(SystemExit):
+        paired_agents.main(["--against", f"{path}:0", "--solver", "rules", "--games", "4"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"paired_agents.py: error: --against {path}:0: "
+                       "not a .npz file that --save wrote (truncated, or another kind of file)")
+    assert "Traceback" not in err and not any("pickled" in line for line in err)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "allowed"),
+    [("--games", "1", "1 must be >= 2"), ("--seed", "-1", "-1 must be in [0, 4294967295]"), ("--batch", "0", "0 must be >= 1")],
+)
+def test_bad_numbers_are_one_argparse_line_naming_the_flag_and_range(capsys, flag, value, allowed):
+    with pytest.raises(SystemExit) as exit_info:
+        paired_agents.main(["--solver", "rules", flag, value])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"paired_agents.py: error: argument {flag}: {allowed}"
 
 
 def test_an_agent_paired_with_its_own_saved_row_differs_by_nothing(tmp_path, capsys):

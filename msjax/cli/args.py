@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["config_overrides", "lookahead", "non_negative_int", "positive_int", "positive_float", "seed", "MAX_SEED"]
+__all__ = ["config_overrides", "int_in", "lookahead", "non_negative_int", "positive_int", "positive_float", "seed", "MAX_SEED"]
 
 OVERRIDE = "--config."
 MAX_SEED = 2**32 - 1
@@ -28,6 +28,18 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be >= 1")
     return value
+
+
+def int_in(low: int, high: int):
+    """argparse type: an integer in ``[low, high]`` (its name in argparse's messages: ``count``)."""
+
+    def count(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} must be in [{low}, {high}]")
+        return value
+
+    return count
 
 
 def positive_float(text: str) -> float:

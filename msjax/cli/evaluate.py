@@ -15,17 +15,29 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any, Sequence
+
+import jax
 
 from msjax import agent as agent_lib
 from msjax import checkpoint as checkpoint_lib
 from msjax import calibration, diagnostics
 from msjax import env as ms_env
+from msjax import memory as memory_lib
 from msjax import runlog
-from msjax.cli.args import lookahead
+from msjax.cli.args import int_in, lookahead, positive_int
 from msjax.cli.args import seed as seed_type
 from msjax.cli.boards import board_config
+from msjax.evaluate import MAX_GAMES
+
+MAX_EPISODES = MAX_GAMES // 2
+"""The largest ``--episodes``: with the last batch's spare games (fewer than the games),
+every game's key stays within the seed's ``MAX_GAMES``."""
+MAX_CALIBRATION_GAMES = 4096
+"""The largest ``--calibration-games``: those games are stepped as one batch, every
+position kept."""
 
 DESCRIPTION = (
     "A player's win rate with its 95% interval, why its games are lost (avoidable and forced "
@@ -50,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (its latest checkpoint)")
     who.add_argument("--solver", action="store_true", help="the JAX rule solver instead of an agent")
     parser.add_argument("--board", metavar="BOARD", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
-    parser.add_argument("--episodes", type=int, default=1000, metavar="N", help="games, one per board (default 1000)")
+    parser.add_argument(
+        "--episodes", type=int_in(1, MAX_EPISODES), default=1000, metavar="N", help="games, one per board (default 1000)"
+    )
     parser.add_argument("--seed", type=seed_type, default=0, metavar="S", help="picks the boards (default 0)")
     parser.add_argument("--safe-first-click", action="store_true", help="only the first clicked cell is safe")
     parser.add_argument(
@@ -77,10 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         "mine, a guess worse than the exact minimum, a best guess); an exact analysis per move",
     )
     parser.add_argument(
-        "--batch-size", type=int, metavar="N", help="boards stepped together (default: a tenth of the games, 16 to 1024)"
+        "--batch-size", type=positive_int, metavar="N",
+        help="boards stepped together (default: a tenth of the games, 16 to 1024)",
     )
     parser.add_argument(
-        "--calibration-games", type=int, default=64, metavar="N", help="games whose positions score the mine head (default 64)"
+        "--calibration-games", type=int_in(0, MAX_CALIBRATION_GAMES), default=64, metavar="N",
+        help=f"games whose positions score the mine head (default 64, at most {MAX_CALIBRATION_GAMES})",
     )
     return parser
 
@@ -96,15 +112,6 @@ def mine_head_trained(agent: Any) -> bool:
     return any(w > 0 for w in weights)
 
 
-def _check_numbers(args: argparse.Namespace) -> None:
-    if args.episodes < 1:
-        raise UsageError(f"--episodes {args.episodes}: must be >= 1")
-    if args.batch_size is not None and args.batch_size < 1:
-        raise UsageError(f"--batch-size {args.batch_size}: must be >= 1")
-    if args.calibration_games < 0:
-        raise UsageError(f"--calibration-games {args.calibration_games}: must be >= 0")
-
-
 def first_click_cell(text: str, cfg: ms_env.EnvConfig) -> tuple[int, int]:
     """``"ROW,COL"`` -> ``(row, col)``, a cell of ``cfg``'s board; ``UsageError`` otherwise."""
     try:
@@ -118,7 +125,6 @@ def first_click_cell(text: str, cfg: ms_env.EnvConfig) -> tuple[int, int]:
 
 def _load(args: argparse.Namespace):
     """``(player, env_cfg, name)`` for the parsed command line."""
-    _check_numbers(args)
     player, cfg, name = _load_player(args)
     if args.first_click is not None:
         cell = first_click_cell(args.first_click, cfg)
@@ -196,21 +202,65 @@ def default_batch_size(episodes: int) -> int:
     return min(1024, max(16, -(-episodes // 10)))
 
 
+def host_memory_bytes() -> int:
+    """The machine's physical memory in bytes: where the games' results are kept, and the
+    CPU backend's device memory."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _size(num_bytes: float) -> str:
+    return f"{num_bytes / memory_lib.GIB:.2f} GiB" if num_bytes >= memory_lib.GIB else f"{num_bytes / 2**20:.2f} MiB"
+
+
+def check_batch_memory(lowered: Any, args: argparse.Namespace, batch_size: int) -> None:
+    """Before the first batch (``lowered``: the batches' program, ``batch_size`` games):
+    raises ``UsageError`` naming the flag to change when every game's results would not
+    fit the host's memory (``--episodes``), or when XLA's estimate of the program's memory
+    (``memory.compiled_memory``; the compile is the one the batches then run) exceeds what
+    the device has (``memory.device_limit``; the host's memory on the CPU backend)."""
+    host = host_memory_bytes()
+    outputs = jax.tree.leaves(lowered.out_info)  # the batch's per-game results
+    per_game = sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in outputs) / batch_size
+    results = 2 * per_game * args.episodes  # each batch's results, then all of them joined
+    if results > host:
+        raise UsageError(
+            f"--episodes {args.episodes}: every game's results need {_size(results)} of host memory and the host "
+            f"has {_size(host)}: at most {int(host // (2 * per_game))} games"
+        )
+    need = memory_lib.compiled_memory("evaluation", lowered).total_bytes
+    limit = memory_lib.device_limit()
+    where, limit = ("device", limit) if limit is not None else ("host", host)
+    if need <= limit:
+        return
+    fit = int(limit // (need / batch_size))
+    if fit >= 1:
+        advice = f"about {fit} games fit: use --batch-size {fit} or fewer"
+    else:
+        advice = "not even one game fits" + (": lower --lookahead's N (layouts per candidate)" if args.lookahead else "")
+    raise UsageError(
+        f"--batch-size {batch_size}: a batch of {batch_size} games needs {_size(need)} of {where} memory (XLA's "
+        f"estimate) and the {where} has {_size(limit)}: {advice}"
+    )
+
+
 def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argparse.Namespace) -> dict[str, Any]:
     """``diagnostics.diagnose`` of the command line's games, then the mine head's
     calibration when the player has one, each with a progress bar (plain lines off a
-    terminal); returns the figures, with a ``note`` when calibration was skipped."""
-    batch_size = args.batch_size or default_batch_size(args.episodes)
+    terminal); returns the figures, with a ``note`` when calibration was skipped.
+    ``UsageError`` before the first game when the games do not fit in memory
+    (``check_batch_memory``)."""
+    batch_size = min(args.batch_size or default_batch_size(args.episodes), args.episodes)
     board = f"{cfg.H}x{cfg.W}x{cfg.mine_count}"
     print(
-        f"{name} on {board}: {args.episodes} games in batches of {min(batch_size, args.episodes)} "
+        f"{name} on {board}: {args.episodes} games in batches of {batch_size} "
         "(the first batch also compiles the game loop)",
         file=sys.stderr,
         flush=True,
     )
     with runlog.CountProgress(args.episodes, "games", f"{name} on {board}") as progress:
         figures = diagnostics.diagnose(
-            player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance, exact=args.loss_causes
+            player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance, exact=args.loss_causes,
+            check_batch=lambda lowered: check_batch_memory(lowered, args, batch_size),
         )
     if not (args.calibration_games and agent_lib.has_mine_beliefs(player)):
         return figures
@@ -233,10 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         player, cfg, name = _load(args)
+        figures = play_with_progress(player, cfg, name, args)
     except UsageError as error:
         print(f"python -m msjax.evaluate: error: {error}", file=sys.stderr)
         return 2
-    figures = play_with_progress(player, cfg, name, args)
     note = figures.pop("note", None)
     print(format_table(name, cfg, figures))
     if note:

@@ -7,7 +7,15 @@ device, one game per batch slot (``games``), and returns the figures of ``summar
 """
 
 from msjax.evaluate.boards import board_win_rates, evaluate_boards
-from msjax.evaluate.games import game_keys, play_batch, play_games, play_in_batches, player_actions, split_game_keys
+from msjax.evaluate.games import (
+    MAX_GAMES,
+    game_keys,
+    play_batch,
+    play_games,
+    play_in_batches,
+    player_actions,
+    split_game_keys,
+)
 from msjax.evaluate.summary import evaluate, reward_components, summarize_games
 from msjax.evaluate.turns import (
     TakeTurn,
@@ -23,6 +31,7 @@ from msjax.evaluate.turns import (
 )
 
 __all__ = [
+    "MAX_GAMES",
     "TakeTurn",
     "Turn",
     "agent_turns",

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.random import threefry2x32_p
 
 from msjax import agent as agent_lib
 from msjax import env as ms_env
@@ -34,9 +35,37 @@ def split_game_keys(keys: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jax.vmap(lambda k: tuple(jax.random.split(k)), out_axes=(0, 0))(keys)
 
 
-def game_keys(seed: int, num_games: int) -> jax.Array:
-    """PRNG keys ``[num_games]``: game ``i``'s key is the ``i``-th split of ``seed``."""
-    return jax.random.split(jax.random.key(seed), num_games)
+MAX_GAMES = 2**32
+"""Games a seed's keys reach: game ``i``'s key is split off counter ``i``, a 32-bit index."""
+
+
+def game_keys(seed: int, num_games: int, first_game: int = 0) -> jax.Array:
+    """PRNG keys ``[num_games]`` of games ``first_game .. first_game + num_games - 1``: game
+    ``i``'s key is ``jax.random.split(jax.random.key(seed), n)[i]`` for any ``n > i``, derived
+    alone, so that a batch's keys cost the batch's memory, not all the games'.
+
+    Raises:
+      ValueError: ``num_games < 1``, ``first_game < 0``, or games past ``MAX_GAMES``.
+    """
+    if num_games < 1 or first_game < 0 or first_game + num_games > MAX_GAMES:
+        raise ValueError(
+            f"games {first_game}..{first_game + num_games - 1}: must be a non-empty range within [0, {MAX_GAMES - 1}]"
+        )
+    root = jax.random.key(seed)
+    if str(jax.random.key_impl(root)) != "threefry2x32" or not jax.config.jax_threefry_partitionable:
+        # another generator: game i's key is only defined by splitting them all
+        return jax.random.split(root, first_game + num_games)[first_game:]
+    return _split_range(root, jnp.uint32(first_game), num_games)
+
+
+@functools.partial(jax.jit, static_argnames=("num_games",))
+def _split_range(root: jax.Array, first_game: jax.Array, num_games: int) -> jax.Array:
+    # jax.random.split of the (partitionable, JAX's default) threefry generator: key i is
+    # threefry2x32(root, (high, low) 32-bit halves of i); here i < 2**32, so high is 0.
+    index = first_game + jnp.arange(num_games, dtype=jnp.uint32)
+    root_bits = jax.random.key_data(root)
+    bits = threefry2x32_p.bind(root_bits[0], root_bits[1], jnp.zeros_like(index), index)
+    return jax.random.wrap_key_data(jnp.stack(bits, axis=-1), impl=jax.random.key_impl(root))
 
 
 def player_actions(player: Any, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
@@ -159,6 +188,7 @@ def play_in_batches(
     batch_size: int = 1024,
     max_steps: int | None = None,
     on_batch: Callable[[int], None] | None = None,
+    check_batch: Callable[[jax.stages.Lowered], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-game results (numpy ``[episodes]``) of ``batch_fn`` run over jitted batches.
 
@@ -168,10 +198,16 @@ def play_in_batches(
     every player and every ``batch_size`` (its key is the ``i``-th split of ``seed``), so
     players can be compared game by game. ``max_steps`` defaults to ``env.move_limit``.
     ``on_batch(games)``, when given, is called after each batch with the number of
-    games it finished (progress for people).
+    games it finished (progress for people). ``check_batch(lowered)``, when given, is
+    handed the batches' program (``jax.jit(...).lower(...)``: its ``out_info``, and its
+    ``compile().memory_analysis()``, a compile the batches then reuse) before the first
+    batch runs, and may raise to stop there (a memory check). Each batch derives its own
+    games' keys (``game_keys``), so memory does not grow with ``episodes`` beyond the
+    results.
 
     Raises:
-      ValueError: ``episodes``, ``batch_size`` or ``max_steps`` below 1.
+      ValueError: ``episodes``, ``batch_size`` or ``max_steps`` below 1, or games past
+        ``MAX_GAMES``.
     """
     if episodes < 1:
         raise ValueError(f"episodes={episodes} must be >= 1")
@@ -183,12 +219,16 @@ def play_in_batches(
     player = agent_lib.as_player(player)
     batch_size = min(batch_size, episodes)
     num_batches = -(-episodes // batch_size)
-    keys = game_keys(seed, num_batches * batch_size)
+    if num_batches * batch_size > MAX_GAMES:
+        raise ValueError(f"episodes={episodes} in batches of {batch_size} plays past game {MAX_GAMES - 1}")
     run = _run_traced if agent_lib.is_array_pytree(player) else _run_static
     options = dict(batch_fn=batch_fn, cfg=env_cfg, max_steps=max_steps)
+    if check_batch is not None:
+        check_batch(run.lower(player, game_keys(seed, batch_size), **options))
     batches = []
     for i in range(num_batches):
-        batches.append(jax.device_get(run(player, keys[i * batch_size : (i + 1) * batch_size], **options)))
+        keys = game_keys(seed, batch_size, first_game=i * batch_size)  # the last batch's tail: games past episodes
+        batches.append(jax.device_get(run(player, keys, **options)))
         if on_batch is not None:
             on_batch(min(batch_size, episodes - i * batch_size))
     return {name: np.concatenate([b[name] for b in batches])[:episodes] for name in batches[0]}
