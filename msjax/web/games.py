@@ -4,7 +4,7 @@ agent or the solver, and the beliefs the page draws.
 Game state lives here, in memory, keyed by a random game id (the newest ``max_games``
 games are kept; older ids answer "unknown game"). A request names its game id and the
 overlays it wants; the answer is the whole position as JSON-ready data. Every JAX function
-is jitted for one game config (``board_programs``), so it compiles once per board size and
+is jitted for one game config (``web.programs.board_programs``), so it compiles once per board and
 first-click rule; the programs of the ``web.programs.MAX_BOARDS`` boards used last are kept.
 A game's moves and answers hold that game's lock (a compile included), so one client's new
 board never stalls the other games. Nothing here touches the filesystem: the agent is
@@ -23,7 +23,7 @@ import os
 import secrets
 import threading
 import time
-from typing import Any, Callable, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -35,8 +35,7 @@ from msjax import solver as solver_lib
 from msjax import viz
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.endgame import within_bound
-from msjax.solver.grid import player_view
-from msjax.web.programs import MAX_BOARDS, CompiledBoards
+from msjax.web.programs import MAX_BOARDS, SEARCH_ENDGAME_LAYOUTS, CompiledBoards, board_programs
 
 MAX_ROWS = 32
 """Largest board height the inspector accepts (the env's width limit is ``env.MAX_WIDTH``)."""
@@ -83,113 +82,6 @@ class Game:
     counted: bool = False
     exact_cache: dict = dataclasses.field(default_factory=dict, repr=False)
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False, compare=False)
-
-
-# ----------------------------------------------------------------------------- compiled pieces
-
-
-def _apply(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvState:
-    return ms_env.step(state, action, cfg)[0]
-
-
-def _solver_step(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(next state, action int32[], layer int32[])``: the solver's move, played."""
-    action, layer = solver_lib.solver_action(state, key, cfg, solver_cfg)
-    return ms_env.step(state, action, cfg)[0], action, layer
-
-
-def _agent_step(agent: Any, state: EnvState, key: jax.Array):
-    """``(next state, action int32[])``: the agent's move, played."""
-    action = agent.act(state, key)
-    return ms_env.step(state, action, agent.env_cfg)[0], action
-
-
-def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(mine probabilities f32[H, W], Forced)`` of the solver; what the rules make
-    certain reads 0 (``env.with_rule_certainties``: before the first click, every cell)."""
-    probabilities = ms_env.with_rule_certainties(solver_lib.mine_probabilities(state, cfg, solver_cfg), state)
-    return probabilities, solver_lib.forced_moves(state, cfg, solver_cfg)
-
-
-SEARCH_CANDIDATES = 6
-SEARCH_TOLERANCE = 0.1
-SEARCH_ENDGAME_LAYOUTS = 8
-"""The search overlay's player: the survival lookahead over the ``SEARCH_CANDIDATES`` cells
-at least ``1 - SEARCH_TOLERANCE`` as safe as the safest, and the exhaustive endgame where
-at most ``SEARCH_ENDGAME_LAYOUTS`` layouts fit (``SolverConfig(exact_lookahead=6,
-lookahead_score="survival", lookahead_tolerance=0.1, endgame_layouts=8)``)."""
-
-
-def _search_view(state: EnvState):
-    """The player's view as a batch of one: ``(revealed bool[1, H, W], counts int32[1, H, W],
-    mines int32[1])``."""
-    return tuple(x[None] for x in player_view(state))
-
-
-def _search_beliefs(state: EnvState, limits: solver_lib.ExactLimits):
-    """``(ExactAnalysis, LookaheadScores)`` of the view (batch axis of one): the exact
-    probabilities, and the survival lookahead's candidates and their scores."""
-    revealed, counts, mines = _search_view(state)
-    analysis = solver_lib.exact_analysis(revealed, counts, mines, limits)
-    good = solver_lib.nearly_safest(revealed, analysis.mine_prob, SEARCH_TOLERANCE)
-    scores = solver_lib.lookahead_scores(revealed, counts, mines, analysis.log_layouts, good, SEARCH_CANDIDATES,
-                                         limits, analysis.mine_prob)
-    return analysis, scores
-
-
-def _search_endgame(state: EnvState, limits: solver_lib.ExactLimits):
-    """``Endgame`` of the view (batch axis of one): each click's win chance."""
-    return solver_lib.solve_endgame(jax.random.key(0), *_search_view(state), SEARCH_ENDGAME_LAYOUTS, limits=limits)
-
-
-def _agent_beliefs(agent: Any, state: EnvState):
-    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent; its
-    mine head reads 0 where the rules make a cell certain (``env.with_rule_certainties``)."""
-    return ms_env.with_rule_certainties(agent.mine_probabilities(state), state), agent.action_probabilities(state)
-
-
-class BoardPrograms(NamedTuple):
-    """The jitted functions of one game config (each compiles on its first call).
-
-    Attributes:
-      reset: ``key -> EnvState``; apply: ``(state, action int32[]) -> state``;
-      solver_step: ``(state, key) -> (state, action, layer)``;
-      solver_beliefs: ``state -> (mine probabilities, Forced)``;
-      search_beliefs: ``state -> (ExactAnalysis, LookaheadScores)`` and search_endgame:
-      ``state -> Endgame`` (the search overlay; the endgame compiles when first needed);
-      agent: the agent for this board (None without one); agent_step:
-      ``(agent, state, key) -> (state, action)``; agent_beliefs: ``(agent, state) ->
-      (mine probabilities, action probabilities)``.
-    """
-
-    reset: Callable
-    apply: Callable
-    solver_step: Callable
-    solver_beliefs: Callable
-    search_beliefs: Callable
-    search_endgame: Callable
-    agent: Any
-    agent_step: Callable
-    agent_beliefs: Callable
-
-
-def board_programs(
-    cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig, agent: Any,
-    search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
-) -> BoardPrograms:
-    """``cfg``'s programs: new function objects, so that dropping them (``CompiledBoards``)
-    frees their executables with them. ``search_limits``: the search overlay's analysis sizes."""
-    return BoardPrograms(
-        reset=jax.jit(lambda key: ms_env.reset(key, cfg)),
-        apply=jax.jit(lambda state, action: _apply(state, action, cfg)),
-        solver_step=jax.jit(lambda state, key: _solver_step(state, key, cfg, solver_cfg)),
-        solver_beliefs=jax.jit(lambda state: _solver_beliefs(state, cfg, solver_cfg)),
-        search_beliefs=jax.jit(lambda state: _search_beliefs(state, search_limits)),
-        search_endgame=jax.jit(lambda state: _search_endgame(state, search_limits)),
-        agent=agent.for_board(cfg) if agent is not None else None,
-        agent_step=jax.jit(lambda board_agent, state, key: _agent_step(board_agent, state, key)),
-        agent_beliefs=jax.jit(lambda board_agent, state: _agent_beliefs(board_agent, state)),
-    )
 
 
 def _grid(values: Any) -> list[list[float | None]]:
