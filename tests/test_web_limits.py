@@ -1,6 +1,7 @@
-"""The inspector under a hostile client (issue 25, item 6; issue 92, item 9):
+"""The inspector under a hostile client (issue 25, item 6; issue 92, items 9 and 10):
 overlay lists and request bodies are capped, compiled programs are kept for a bounded
-number of boards, a compile never holds the lock other games wait on, a request naming
+number of boards, a compile never holds the lock other games wait on, one compile runs at
+a time (a request that needs another gets a 503 and changes nothing), a request naming
 another host (DNS rebinding) is refused, ``/api/info`` names the agent's run without its
 path, and ``serve`` binds before it prints its URL. The solver alone plays (no agent),
 on boards of a few cells."""
@@ -11,6 +12,7 @@ import socket
 import threading
 
 import httpx
+import jax
 import pytest
 
 pytest.importorskip("fastapi", reason="the web extra is not installed: pip install -e '.[web]'")
@@ -24,6 +26,7 @@ from msjax.web.app import MAX_BODY_BYTES  # noqa: E402
 from tiny_runs import saved_run  # noqa: E402
 
 BOARD = "4x4x2"
+BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # jax.monitoring's name for an XLA compile
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +132,49 @@ def test_info_names_the_agents_run_never_its_path(monkeypatch, tmp_path):
         app = served_app(monkeypatch, ["--agent", str(given), "--port", str(web.free_port())])
         with TestClient(app, base_url="http://127.0.0.1") as client:
             assert client.get("/api/info").json()["agent"] == "tiny", given
+
+
+def test_a_request_needing_a_compile_while_another_compiles_gets_a_503_and_changes_nothing():
+    inspector = web.Inspector(board_config=board_config, default_board=BOARD)  # its own programs: none compiled
+    with web.serve_in_thread(web.create_app(inspector)) as url, httpx.Client(base_url=url) as client:
+        game = client.post("/api/games", json={"board": BOARD, "seed": 1}).json()
+        game_url = f"/api/games/{game['id']}"
+        flag = {"kind": "flag", "row": 0, "col": 0}
+        assert client.post(game_url + "/move", json=flag).status_code == 200  # compiles a move on this board
+        with inspector.compile_slot.hold("another board"):
+            assert client.post(game_url + "/move", json=flag).json()["moves"] == 2  # compiled: answers as before
+            assert client.get(game_url).status_code == 200
+            for method, path, body in (
+                ("POST", "/api/games", {"board": "4x5x2", "seed": 1}),
+                ("POST", game_url + "/move", {"kind": "reveal", "row": 1, "col": 1, "overlays": ["solver"]}),
+                ("POST", game_url + "/step", {"player": "solver"}),
+                ("GET", game_url + "?overlays=solver", None),
+            ):
+                response = client.request(method, path, json=body)
+                assert_one_line_error(response, 503, "another board", "is compiling")
+                assert response.headers["Retry-After"].isdigit(), path
+            unchanged = client.get(game_url).json()
+            assert (unchanged["moves"], unchanged["board"]) == (2, ["####"] * 4)
+        assert client.post("/api/games", json={"board": "4x5x2", "seed": 1}).status_code == 201
+
+
+def test_a_boards_programs_compile_once_each_and_inside_the_compile_slot():
+    inspector = web.Inspector(board_config=board_config, default_board=BOARD)
+    compiles = []
+
+    def listener(event: str, seconds: float, fun_name: str = "", **_) -> None:
+        if event == BACKEND_COMPILE_EVENT and fun_name in ("jit(reset)", "jit(apply)"):
+            compiles.append((fun_name, inspector.compile_slot.busy))
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        game = inspector.new_game("3x4x2", 1, False)
+        inspector.move(game.game_id, "reveal", 0, 0)
+        inspector.move(game.game_id, "flag", 2, 3)
+        inspector.new_game("3x4x2", 2, False)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert compiles == [("jit(reset)", True), ("jit(apply)", True)]
 
 
 def test_serve_binds_before_it_prints_the_url(capsys):

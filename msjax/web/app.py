@@ -19,6 +19,9 @@ Every refusal is a 4xx with ``{"error": "one line"}``: malformed JSON, a missing
 field (400), an unknown game (404), a move on a finished game (409), a cell off the board
 or a board that does not fit (400), a body over ``MAX_BODY_BYTES`` (413). An ``overlays``
 list holds each name at most once (a repeat is computed once; a longer list is a 400).
+A request that needs a compile (a board's first game, move or overlay) while another
+board compiles gets a 503 with ``Retry-After`` and the same one-line error, and changes
+nothing (one compile at a time: ``web.programs.CompileSlot``).
 
 Every route answers only requests whose ``Host`` header names this server: a loopback name
 (``LOOPBACK_HOSTS``) or one it was given (``create_app``'s ``hosts``), with or without a
@@ -43,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from msjax.web.games import OVERLAYS, GameError, Inspector
+from msjax.web.programs import CompileBusy
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 Overlay = Literal["agent", "solver", "exact", "search"]
@@ -110,6 +114,10 @@ def create_app(inspector: Inspector, hosts: Iterable[str] = ()) -> FastAPI:
     async def refused(request: Request, err: GameError) -> JSONResponse:
         return JSONResponse({"error": str(err)}, status_code=err.status)
 
+    @app.exception_handler(CompileBusy)
+    async def compiling(request: Request, err: CompileBusy) -> JSONResponse:
+        return JSONResponse({"error": str(err)}, status_code=503, headers={"Retry-After": str(err.retry_after_s)})
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, err: RequestValidationError) -> JSONResponse:
         return JSONResponse({"error": validation_message(err)}, status_code=400)
@@ -128,8 +136,9 @@ def create_app(inspector: Inspector, hosts: Iterable[str] = ()) -> FastAPI:
 
     @app.post("/api/games", status_code=201)
     def new_game(request: NewGame) -> dict:
-        game = inspector.new_game(request.board, request.seed, request.safe_first_click)
-        return inspector.describe(game, tuple(request.overlays))
+        overlays = tuple(request.overlays)
+        game = inspector.new_game(request.board, request.seed, request.safe_first_click, overlays)
+        return inspector.describe(game, overlays)
 
     @app.get("/api/games/{game_id}")
     def get_game(game_id: str, overlays: str = Query("", max_length=40)) -> dict:
@@ -137,12 +146,14 @@ def create_app(inspector: Inspector, hosts: Iterable[str] = ()) -> FastAPI:
 
     @app.post("/api/games/{game_id}/move")
     def move(game_id: str, request: Move) -> dict:
-        game = inspector.move(game_id, request.kind, request.row, request.col)
-        return inspector.describe(game, tuple(request.overlays))
+        overlays = tuple(request.overlays)
+        game = inspector.move(game_id, request.kind, request.row, request.col, overlays)
+        return inspector.describe(game, overlays)
 
     @app.post("/api/games/{game_id}/step")
     def step(game_id: str, request: Step) -> dict:
-        return inspector.describe(inspector.step(game_id, request.player), tuple(request.overlays))
+        overlays = tuple(request.overlays)
+        return inspector.describe(inspector.step(game_id, request.player, overlays), overlays)
 
     @app.get("/api/tally")
     def tally() -> dict:

@@ -7,8 +7,11 @@ overlays it wants; the answer is the whole position as JSON-ready data. Every JA
 is jitted for one game config (``web.programs.board_programs``), so it compiles once per board and
 first-click rule; the programs of the ``web.programs.MAX_BOARDS`` boards used last are kept.
 A game's moves and answers hold that game's lock (a compile included), so one client's new
-board never stalls the other games. Nothing here touches the filesystem: the agent is
-given when the inspector is built.
+board never stalls the other games on that lock; and one compile runs at a time (the
+inspector's ``compile_slot``): a request that needs another then is refused
+(``web.programs.CompileBusy``) before it changes anything, its move and its overlays'
+programs compiled first. Nothing here touches the filesystem: the agent is given when the
+inspector is built.
 
 Keys follow ``msjax.evaluate``'s turns: the game's key is ``jax.random.key(seed)``, the
 solver's key at move ``n`` that key folded with 1, then ``n``; the agent's folded with 2.
@@ -35,7 +38,9 @@ from msjax import solver as solver_lib
 from msjax import viz
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.endgame import within_bound
-from msjax.web.programs import MAX_BOARDS, SEARCH_ENDGAME_LAYOUTS, CompiledBoards, board_programs
+from msjax.web.programs import (
+    MAX_BOARDS, SEARCH_ENDGAME_LAYOUTS, BoardPrograms, CompileBusy, CompiledBoards, CompileSlot, board_programs,
+)
 
 MAX_ROWS = 32
 """Largest board height the inspector accepts (the env's width limit is ``env.MAX_WIDTH``)."""
@@ -112,6 +117,9 @@ class Inspector:
         boards' (``web.programs.CompiledBoards``).
       search_limits: the exact analysis' sizes in the search overlay (``solver.ExactLimits``;
         smaller ones compile faster and flag more views).
+      max_compiles: compiles that may run at once (``compile_slot``, a
+        ``web.programs.CompileSlot``); a request that needs one more is refused with
+        ``web.programs.CompileBusy`` (new_game, move and step before they change anything).
 
     Every public method is safe to call from several threads: ``lock`` guards the games
     table and the tally, each game's own lock its position (and any compile it needs).
@@ -129,6 +137,7 @@ class Inspector:
         max_games: int = 256,
         max_boards: int = MAX_BOARDS,
         search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
+        max_compiles: int = 1,
     ):
         self.agent, self.agent_name = agent, agent_name
         self.board_config, self.default_board = board_config, default_board
@@ -136,7 +145,9 @@ class Inspector:
         self.games: collections.OrderedDict[str, Game] = collections.OrderedDict()
         self.results: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
-        build = functools.partial(board_programs, solver_cfg=solver_cfg, agent=agent, search_limits=search_limits)
+        self.compile_slot = CompileSlot(max_compiles)
+        build = functools.partial(board_programs, solver_cfg=solver_cfg, agent=agent, search_limits=search_limits,
+                                  slot=self.compile_slot)
         self.programs = CompiledBoards(build, max_boards, pinned=self._standard_configs())
 
     def _standard_configs(self) -> list[EnvConfig]:
@@ -157,15 +168,19 @@ class Inspector:
             "overlays": list(OVERLAYS),
         }
 
-    def new_game(self, board: str, seed: int | None, safe_first_click: bool) -> Game:
-        """A new game of ``board`` (a standard name or ``HxWxM``); ``seed`` None draws one.
+    def new_game(self, board: str, seed: int | None, safe_first_click: bool, overlays: tuple[str, ...] = ()) -> Game:
+        """A new game of ``board`` (a standard name or ``HxWxM``); ``seed`` None draws one;
+        ``overlays``: those the answer will show (their programs compile first).
 
         Raises:
           GameError(400): an unknown board, one too large, or mines that do not fit it.
+          CompileBusy: the game needs a compile while another runs (no game is made).
         """
         cfg = self.game_config(board, safe_first_click)
         seed = int.from_bytes(os.urandom(3), "little") if seed is None else seed
-        game = Game(secrets.token_hex(6), cfg, seed, self.programs.get(cfg).reset(jax.random.key(seed)))
+        programs = self.programs.get(cfg)
+        game = Game(secrets.token_hex(6), cfg, seed, programs.reset(jax.random.key(seed)))
+        self._compile_overlays(programs, game.state, overlays)
         with self.lock:
             self.games[game.game_id] = game
             while len(self.games) > self.max_games:
@@ -191,12 +206,14 @@ class Inspector:
             raise GameError(404, f"unknown game {game_id!r}: start a new game (the server keeps the newest {self.max_games})")
         return game
 
-    def move(self, game_id: str, kind: str, row: int, col: int) -> Game:
-        """A person's ``kind`` ("reveal" or "flag": flag toggles) on ``(row, col)``.
+    def move(self, game_id: str, kind: str, row: int, col: int, overlays: tuple[str, ...] = ()) -> Game:
+        """A person's ``kind`` ("reveal" or "flag": flag toggles) on ``(row, col)``;
+        ``overlays``: those the answer will show (their programs compile first).
 
         Raises:
           GameError: 404 unknown game, 409 a finished game, 400 a cell off the board,
             already revealed, or a reveal on a flag.
+          CompileBusy: the move needs a compile while another runs (the game is unchanged).
         """
         game = self.game(game_id)
         with game.lock:
@@ -210,15 +227,19 @@ class Inspector:
             if kind == "reveal" and bool(game.state.flags[row, col]):
                 raise GameError(400, f"({row}, {col}) is flagged: unflag it first")
             action = ms_env.encode_action(row * width + col, kind == "flag", game.cfg)
-            game.state = self.programs.get(game.cfg).apply(game.state, jnp.int32(action))
+            programs = self.programs.get(game.cfg)
+            self._compile_overlays(programs, game.state, overlays)
+            game.state = programs.apply(game.state, jnp.int32(action))
             self._record(game, "you", kind, row, col, None)
         return game
 
-    def step(self, game_id: str, player: str) -> Game:
-        """One move of ``player`` ("agent" or "solver").
+    def step(self, game_id: str, player: str, overlays: tuple[str, ...] = ()) -> Game:
+        """One move of ``player`` ("agent" or "solver"); ``overlays``: those the answer will
+        show (their programs compile first).
 
         Raises:
           GameError: 404 unknown game, 409 a finished game, 400 the agent when none is loaded.
+          CompileBusy: the move needs a compile while another runs (the game is unchanged).
         """
         game = self.game(game_id)
         if player == "agent" and self.agent is None:
@@ -226,6 +247,7 @@ class Inspector:
         with game.lock:
             self._check_playing(game)
             programs = self.programs.get(game.cfg)
+            self._compile_overlays(programs, game.state, overlays)
             key = jax.random.fold_in(jax.random.key(game.seed), 1 if player == "solver" else 2)
             key = jax.random.fold_in(key, game.moves)
             layer = None
@@ -244,6 +266,19 @@ class Inspector:
             by = {who: dict(result) for who, result in self.results.items()}
         played = sum(r["won"] + r["lost"] for r in by.values())
         return {"played": played, "won": sum(r["won"] for r in by.values()), "by": by}
+
+    def _compile_overlays(self, programs: BoardPrograms, state: EnvState, overlays: tuple[str, ...]) -> None:
+        """Compiles the programs that ``overlays`` call, for ``state``'s board, before a
+        request changes a game: a busy compile slot then refuses the request with the game
+        as it was. (The search overlay's endgame compiles when a view first needs it.)
+        Raises: CompileBusy."""
+        for name in overlays:
+            if name == "agent" and self.agent is not None:
+                programs.agent_beliefs.compile(programs.agent, state)
+            elif name == "solver":
+                programs.solver_beliefs.compile(state)
+            elif name == "search":
+                programs.search_beliefs.compile(state)
 
     # ------------------------------------------------------------------ answers
 
@@ -341,7 +376,11 @@ class Inspector:
         result["candidates"].sort(key=lambda c: (-c["survive"], -c["safe"]))
         if not within_bound(analysis.log_layouts, SEARCH_ENDGAME_LAYOUTS):
             return result
-        endgame = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_endgame(game.state))
+        try:
+            endgame = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_endgame(game.state))
+        except CompileBusy as busy:  # the move is made: answer it, without the endgame
+            result["note"] = f"the endgame is not searched yet: {busy}"
+            return result
         if endgame.solved:
             cells = sorted(((float(w), *divmod(i, width)) for i, w in enumerate(endgame.cell_win.reshape(-1)) if w >= 0),
                            reverse=True)[:TOP_MOVES]

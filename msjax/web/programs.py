@@ -12,17 +12,22 @@ never wait for a compile again) and of the ``MAX_BOARDS`` other boards used most
 recently; the programs of the one used longest ago are dropped (their executables freed
 with them) when another needs room, and compiled again if that board comes back.
 
-The programs are built without compiling (``jax.jit`` compiles on first call), so
-the cache's lock is held only for the bookkeeping; the compile itself runs under the
-lock of the one game that needs it (``msjax.web.games``), never under one that other
-games wait on.
+The programs are built without compiling (each compiles on its first call, or ahead of
+it: ``Program.compile``), so the cache's lock is held only for the bookkeeping; the
+compile itself runs under the lock of the one game that needs it (``msjax.web.games``),
+never under one that other games wait on. Compiles take the server's cores, and several
+at once slow every other request: each takes the inspector's ``CompileSlot``, which lets
+one run at a time and refuses another at once (``CompileBusy``: the API's 503 with
+``Retry-After``) rather than queue it, so the games on boards already compiled keep their
+answer time.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
-from typing import Any, Callable, Generic, Hashable, Iterable, NamedTuple, TypeVar
+from typing import Any, Callable, Generic, Hashable, Iterable, Iterator, NamedTuple, TypeVar
 
 import jax
 
@@ -31,12 +36,104 @@ from msjax import solver as solver_lib
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.grid import player_view
 
-__all__ = ["MAX_BOARDS", "SEARCH_CANDIDATES", "SEARCH_ENDGAME_LAYOUTS", "SEARCH_TOLERANCE", "BoardPrograms",
-           "CompiledBoards", "board_programs"]
+__all__ = ["MAX_BOARDS", "RETRY_AFTER_S", "SEARCH_CANDIDATES", "SEARCH_ENDGAME_LAYOUTS", "SEARCH_TOLERANCE",
+           "BoardPrograms", "CompileBusy", "CompileSlot", "CompiledBoards", "Program", "board_programs"]
 
 MAX_BOARDS = 8
 """Custom boards (not pinned) whose compiled programs the inspector keeps, besides the
 standard boards'."""
+RETRY_AFTER_S = 5
+"""Seconds a request refused for a busy compile slot is told to wait before it asks again."""
+
+
+# ----------------------------------------------------------------------------- the compile slot
+
+
+class CompileBusy(Exception):
+    """A compile refused because the ``CompileSlot`` is taken: the message is one line
+    naming the board compiling; ``retry_after_s`` says when to ask again."""
+
+    def __init__(self, message: str, retry_after_s: int):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class CompileSlot:
+    """Lets at most ``size`` compiles run at once, across every board.
+
+    A compile that finds every place taken is refused at once (``CompileBusy``), never
+    queued: a queued request would hold its client, and its game, for the whole compile
+    in front of it. Safe to use from several threads.
+    """
+
+    def __init__(self, size: int = 1, retry_after_s: int = RETRY_AFTER_S):
+        if size < 1:
+            raise ValueError(f"size={size} must be >= 1")
+        self.size, self.retry_after_s = size, retry_after_s
+        self._places = threading.BoundedSemaphore(size)
+        self._compiling: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def busy(self) -> bool:
+        """Whether every place is taken."""
+        with self._lock:
+            return len(self._compiling) >= self.size
+
+    @contextlib.contextmanager
+    def hold(self, board: str) -> Iterator[None]:
+        """Holds a place while ``board``'s program compiles.
+
+        Raises:
+          CompileBusy: every place is taken.
+        """
+        if not self._places.acquire(blocking=False):
+            with self._lock:
+                compiling = ", ".join(self._compiling)
+            raise CompileBusy(
+                f"a new board ({compiling}) is compiling and this request needs a compile for {board} too: "
+                f"try again in {self.retry_after_s} s (one compile at a time keeps the other games quick)",
+                self.retry_after_s,
+            )
+        with self._lock:
+            self._compiling.append(board)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._compiling.remove(board)
+            self._places.release()
+
+
+class Program:
+    """A jitted function of one board that compiles in a ``CompileSlot``: on its first
+    call, or ahead of it (``compile``, so that a request can compile all it needs before
+    it changes a game). Called like the function.
+
+    Args:
+      name: what compile logs and ``jax.monitoring``'s events call it (``jit(NAME)``).
+      function: the function to jit (its ``__name__`` becomes ``name``).
+      slot: the slot its compile takes.
+      board: the board it plays, as a refusal names it (``"8x8x10"``).
+    """
+
+    def __init__(self, name: str, function: Callable, slot: CompileSlot, board: str):
+        function.__name__ = function.__qualname__ = name
+        self.name, self.function, self.slot, self.board = name, jax.jit(function), slot, board
+        self.compiled = False
+
+    def compile(self, *args: Any) -> None:
+        """Compiles the program for ``args``' shapes unless it is compiled (jit keeps the
+        executable for the calls that follow). Raises: CompileBusy."""
+        if self.compiled:
+            return
+        with self.slot.hold(self.board):
+            self.function.lower(*args).compile()
+            self.compiled = True
+
+    def __call__(self, *args: Any) -> Any:
+        self.compile(*args)
+        return self.function(*args)
 
 
 # ----------------------------------------------------------------------------- one board's programs
@@ -103,7 +200,8 @@ def _agent_beliefs(agent: Any, state: EnvState):
 
 
 class BoardPrograms(NamedTuple):
-    """The jitted functions of one game config (each compiles on its first call).
+    """The programs of one game config (each a ``Program``: it compiles in the inspector's
+    compile slot, on its first call or ahead of it).
 
     Attributes:
       reset: ``key -> EnvState``; apply: ``(state, action int32[]) -> state``;
@@ -116,34 +214,38 @@ class BoardPrograms(NamedTuple):
       (mine probabilities, action probabilities)``.
     """
 
-    reset: Callable
-    apply: Callable
-    solver_step: Callable
-    solver_beliefs: Callable
-    search_beliefs: Callable
-    search_endgame: Callable
+    reset: Program
+    apply: Program
+    solver_step: Program
+    solver_beliefs: Program
+    search_beliefs: Program
+    search_endgame: Program
     agent: Any
-    agent_step: Callable
-    agent_beliefs: Callable
+    agent_step: Program
+    agent_beliefs: Program
 
 
 def board_programs(
     cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig, agent: Any,
-    search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
+    search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(), slot: CompileSlot | None = None,
 ) -> BoardPrograms:
     """``cfg``'s programs: new function objects, so that dropping them (``CompiledBoards``)
-    frees their executables with them. ``search_limits``: the search overlay's analysis sizes."""
-    return BoardPrograms(
-        reset=jax.jit(lambda key: ms_env.reset(key, cfg)),
-        apply=jax.jit(lambda state, action: _apply(state, action, cfg)),
-        solver_step=jax.jit(lambda state, key: _solver_step(state, key, cfg, solver_cfg)),
-        solver_beliefs=jax.jit(lambda state: _solver_beliefs(state, cfg, solver_cfg)),
-        search_beliefs=jax.jit(lambda state: _search_beliefs(state, search_limits)),
-        search_endgame=jax.jit(lambda state: _search_endgame(state, search_limits)),
-        agent=agent.for_board(cfg) if agent is not None else None,
-        agent_step=jax.jit(lambda board_agent, state, key: _agent_step(board_agent, state, key)),
-        agent_beliefs=jax.jit(lambda board_agent, state: _agent_beliefs(board_agent, state)),
-    )
+    frees their executables with them. ``search_limits``: the search overlay's analysis
+    sizes; ``slot``: where they compile (a slot of their own by default)."""
+    slot = CompileSlot() if slot is None else slot
+    board = ms_env.board_name((cfg.H, cfg.W, cfg.mine_count, cfg.mine_count))
+    functions = {
+        "reset": lambda key: ms_env.reset(key, cfg),
+        "apply": lambda state, action: _apply(state, action, cfg),
+        "solver_step": lambda state, key: _solver_step(state, key, cfg, solver_cfg),
+        "solver_beliefs": lambda state: _solver_beliefs(state, cfg, solver_cfg),
+        "search_beliefs": lambda state: _search_beliefs(state, search_limits),
+        "search_endgame": lambda state: _search_endgame(state, search_limits),
+        "agent_step": lambda board_agent, state, key: _agent_step(board_agent, state, key),
+        "agent_beliefs": lambda board_agent, state: _agent_beliefs(board_agent, state),
+    }
+    return BoardPrograms(agent=agent.for_board(cfg) if agent is not None else None,
+                         **{name: Program(name, function, slot, board) for name, function in functions.items()})
 
 
 # ----------------------------------------------------------------------------- the boards kept
