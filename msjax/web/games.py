@@ -49,6 +49,8 @@ PLAYERS = ("agent", "solver")
 TOP_MOVES = 5
 # beside every overlay until the first click (env.known_safe)
 FIRST_CLICK_NOTE = "any first click is safe: the first reveal never hits a mine (with the opening rule, nor do its neighbours)"
+# beside every overlay of a won or lost game, whose board shows every mine
+GAME_OVER_NOTE = "the game is over ({status}): the board shows where the mines are; start a new game"
 
 
 class GameError(Exception):
@@ -288,10 +290,13 @@ class Inspector:
         ``board`` is one string per row of ``viz.cell_symbols``: ``#`` hidden, ``F`` flag,
         ``.`` or a digit revealed, and once the game is over ``X`` the mine hit, ``*``
         the other mines, ``x`` a wrong flag. A name repeated in ``overlays`` is computed once.
+        Once the game is won or lost, every overlay has a note saying so, and the exact and
+        search overlays' ``mine`` is the layout (nothing is left to infer).
         """
         overlays = tuple(dict.fromkeys(overlays))
         with game.lock:
             view = viz.board_view(game.state)
+            status = self._status(game, view)
             answer = {
                 "id": game.game_id,
                 "rows": game.cfg.H,
@@ -301,17 +306,18 @@ class Inspector:
                 "safe_first_click": not game.cfg.guarantee_safe_neighborhood,
                 "moves": game.moves,
                 "move_limit": ms_env.move_limit(game.cfg),
-                "status": self._status(game, view),
+                "status": status,
                 "flags": int(view.flags.sum()),
                 "board": ["".join(row) for row in viz.cell_symbols(view)],
                 "last_move": game.last_move,
-                "beliefs": {name: self._beliefs(name, game) for name in overlays},
+                "beliefs": {name: self._beliefs(name, game, status) for name in overlays},
             }
         answer["tally"] = self.tally()
         return answer
 
-    def _beliefs(self, name: str, game: Game) -> dict:
+    def _beliefs(self, name: str, game: Game, status: str) -> dict:
         started = time.perf_counter()
+        over = status in ("won", "lost")
         if name == "agent":
             if self.agent is None:
                 return {"unavailable": "no agent loaded (start the server with --agent RUN)"}
@@ -327,12 +333,18 @@ class Inspector:
                 for r, c in zip(*np.nonzero(np.asarray(forced.safe) | np.asarray(forced.mines)))
             ]
             result = {"mine": _grid(mine), "proven": proven}
+        elif over:  # exact and search: the board shows the layout
+            result = {"mine": _grid(game.state.mine_mask)}
+            if name == "search":
+                result.update(candidates=[], endgame=None)
         elif name == "search":
             result = self._search(game)
         else:
             result = self._exact(game)
         if "mine" in result and not bool(game.state.first_click_done):
             result["note"] = FIRST_CLICK_NOTE
+        if "mine" in result and over:
+            result["note"] = GAME_OVER_NOTE.format(status=status)
         result["ms"] = round(1000 * (time.perf_counter() - started), 1)
         return result
 
