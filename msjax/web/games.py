@@ -4,14 +4,15 @@ agent or the solver, and the beliefs the page draws.
 Game state lives here, in memory, keyed by a random game id (the newest ``max_games``
 games are kept; older ids answer "unknown game"). A request names its game id and the
 overlays it wants; the answer is the whole position as JSON-ready data. Every JAX function
-is jitted for one game config (``web.programs.board_programs``), so it compiles once per board and
-first-click rule; the programs of the ``web.programs.MAX_BOARDS`` boards used last are kept.
-A game's moves and answers hold that game's lock (a compile included), so one client's new
-board never stalls the other games on that lock; and one compile runs at a time (the
-inspector's ``compile_slot``): a request that needs another then is refused
-(``web.programs.CompileBusy``) before it changes anything, its move and its overlays'
-programs compiled first. Nothing here touches the filesystem: the agent is given when the
-inspector is built.
+is jitted for one game config (``web.programs.board_programs``), so it compiles once per
+board and first-click rule; the programs of the ``web.programs.MAX_BOARDS`` boards used
+last are kept. A game's moves and answers hold that game's lock (a compile included), so
+one client's new board never stalls the other games on that lock; and one compile runs at
+a time across boards (the inspector's ``compile_slot``). A move compiles its own program
+and those of the overlays its answer shows before it changes the game, so a request that
+needs a compile while another runs is refused (``web.programs.CompileBusy``) with nothing
+changed. Nothing here touches the filesystem: the agent is given when the inspector is
+built.
 
 Keys follow ``msjax.evaluate``'s turns: the game's key is ``jax.random.key(seed)``, the
 solver's key at move ``n`` that key folded with 1, then ``n``; the agent's folded with 2.
