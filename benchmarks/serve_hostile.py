@@ -3,19 +3,23 @@
 A live server (uvicorn on 127.0.0.1, a free port, the rule solver, no agent) serves
 ``--clients`` honest clients, each playing beginner games to the end with the solver (one
 ``/step`` with the solver overlay per move), ``--games`` of them and as many more as
-start within ``--seconds``, while one hostile client sends,
-in a loop until the honest ones are done: a 20 KB body of 2,000 overlays, an overlay
-list of 20 repeats, and a game on a board no one played before (``HxWxM`` growing) with
-a move and a solver step, each of which compiles. It stops by itself.
+start within ``--seconds`` (and before the burst below is answered), while one hostile
+client sends, in a loop until the honest ones are done: a 20 KB body of 2,000 overlays,
+an overlay list of 20 repeats, and a game on a board no one played before (``HxWxM``
+growing) with a move and a solver step, each of which compiles. With ``--burst N``, N
+more clients start at once, each asking for a new board (``ROWSxROWSxM``, M from 2 x ROWS
+on) with every overlay and then a solver step with every overlay, asking again after the
+``Retry-After`` of each 503 until both are answered. It stops by itself.
 
 Measured: the honest requests' latency (median, p95, max) and the server process's
 resident memory at its peak (sampled every 0.2 s). The run fails (exit 1) when the
 honest p95 passes ``--max-p95-s`` or the memory passes ``--max-rss-gib``. Before the
 bounds on compiled boards (an LRU of ``web.programs.MAX_BOARDS``), every custom board's
-programs were kept, and a compile held the lock every game waited on.
+programs were kept, and a compile held the lock every game waited on; before the compile
+slot (``web.programs.CompileSlot``), a burst of new boards compiled all at once.
 
     PYTHONPATH=. python benchmarks/serve_hostile.py [--clients 3] [--games 2] [--seconds 120]
-        [--max-p95-s 10] [--max-rss-gib 3]
+        [--max-p95-s 10] [--max-rss-gib 3] [--burst 4] [--burst-rows 11]
 
 Prints a table and one JSON line.
 """
@@ -28,6 +32,7 @@ import statistics
 import sys
 import threading
 import time
+from typing import Callable
 
 import httpx
 
@@ -44,12 +49,12 @@ def resident_bytes() -> int:
     return 0
 
 
-def honest_client(url: str, games: int, until: float, seed: int, latencies: list[float]) -> None:
-    """Plays ``games`` beginner games with the solver, and more until the clock passes
-    ``until``, timing every request."""
+def honest_client(url: str, games: int, more: Callable[[], bool], seed: int, latencies: list[float]) -> None:
+    """Plays ``games`` beginner games with the solver, and more while ``more()``, timing
+    every request."""
     with httpx.Client(base_url=url, timeout=600) as client:
         game_index = 0
-        while game_index < games or time.perf_counter() < until:
+        while game_index < games or more():
             game_index += 1
             started = time.perf_counter()
             game = client.post("/api/games", json={"board": "beginner", "seed": seed + game_index}).json()
@@ -80,6 +85,27 @@ def hostile_client(url: str, stop: threading.Event, counts: dict[str, int]) -> N
                 counts[str(answer.status_code)] = counts.get(str(answer.status_code), 0) + 1
 
 
+def burst_client(url: str, board: str, counts: dict[str, int], seconds: dict[str, float]) -> None:
+    """A new ``board`` with every overlay, then a solver step with every overlay, each asked
+    again after its ``Retry-After`` while the answer is a 503; counts the answers by status
+    and records the seconds until both were answered."""
+    started = time.perf_counter()
+    overlays = list(web.OVERLAYS)
+    with httpx.Client(base_url=url, timeout=900) as client:
+
+        def until_answered(method: str, path: str, body: dict) -> httpx.Response:
+            while True:
+                answer = client.request(method, path, json=body)
+                counts[str(answer.status_code)] = counts.get(str(answer.status_code), 0) + 1
+                if answer.status_code != 503:
+                    return answer
+                time.sleep(float(answer.headers.get("Retry-After", "1")))
+
+        game = until_answered("POST", "/api/games", {"board": board, "seed": 1, "overlays": overlays}).json()
+        until_answered("POST", f"/api/games/{game['id']}/step", {"player": "solver", "overlays": overlays})
+    seconds[board] = round(time.perf_counter() - started, 1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=3)
@@ -87,9 +113,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--max-p95-s", type=float, default=10.0)
     parser.add_argument("--max-rss-gib", type=float, default=3.0)
+    parser.add_argument("--burst", type=int, default=0, help="clients that each open a new board at once")
+    parser.add_argument("--burst-rows", type=int, default=11, help="rows (and columns) of the burst's boards")
     args = parser.parse_args()
     inspector = web.Inspector(board_config=board_config)
     peak, stop, counts, latencies = [resident_bytes()], threading.Event(), {}, []
+    burst_counts, burst_seconds = {}, {}
 
     def sample() -> None:
         while not stop.wait(0.2):
@@ -100,15 +129,24 @@ def main() -> int:
             game = warm.post("/api/games", json={"board": "beginner", "seed": 0}).json()
             warm.post(f"/api/games/{game['id']}/step", json={"player": "solver", "overlays": ["solver"]})
         threads = [threading.Thread(target=sample), threading.Thread(target=hostile_client, args=(url, stop, counts))]
+        rows = args.burst_rows
+        burst = [
+            threading.Thread(target=burst_client, args=(url, f"{rows}x{rows}x{2 * rows + i}", burst_counts, burst_seconds))
+            for i in range(args.burst)
+        ]
         started = time.perf_counter()
         until = started + args.seconds
+
+        def more() -> bool:  # until --seconds pass and the burst is answered
+            return time.perf_counter() < until or any(thread.is_alive() for thread in burst)
+
         honest = [
-            threading.Thread(target=honest_client, args=(url, args.games, until, 1000 * i, latencies))
+            threading.Thread(target=honest_client, args=(url, args.games, more, 1000 * i, latencies))
             for i in range(args.clients)
         ]
-        for thread in threads + honest:
+        for thread in threads + burst + honest:
             thread.start()
-        for thread in honest:
+        for thread in honest + burst:
             thread.join()
         stop.set()
         for thread in threads:
@@ -124,6 +162,8 @@ def main() -> int:
         "peak_rss_gib": round(peak[0] / 2**30, 2),
         "hostile_answers": counts,
         "custom_boards_kept": len(inspector.programs.boards()) if hasattr(inspector, "programs") else "all",
+        "burst_answers": burst_counts,
+        "burst_seconds": burst_seconds,
         "seconds": round(time.perf_counter() - started, 1),
     }
     for name, value in figures.items():

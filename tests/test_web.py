@@ -21,10 +21,14 @@ BOARD = "4x4x2"
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def inspector(tmp_path_factory):
     run = saved_run(tmp_path_factory.mktemp("web") / "tiny")
-    inspector = web.Inspector(load_agent(run), "tiny", board_config=board_config, default_board=BOARD,
-                              search_limits=ONE_PASS)  # compiles a third as long, enough for 4x4
+    return web.Inspector(load_agent(run), "tiny", board_config=board_config, default_board=BOARD,
+                         search_limits=ONE_PASS)  # compiles a third as long, enough for 4x4
+
+
+@pytest.fixture(scope="module")
+def client(inspector):
     with TestClient(web.create_app(inspector), base_url="http://127.0.0.1") as test_client:
         yield test_client
 
@@ -130,6 +134,25 @@ def test_the_search_overlay_scores_the_candidate_guesses(client):
         survive = survival_by_host_search(revealed, counts, 2, cell, depth=1, tolerance=0.0)
         assert candidate["survive"] == pytest.approx(survive, abs=1e-3)
     assert [c["survive"] for c in search["candidates"]] == sorted((c["survive"] for c in search["candidates"]), reverse=True)
+
+
+@pytest.mark.parametrize("ending", ["lost", "won"])
+def test_once_the_game_is_over_every_overlay_says_so_and_exact_and_search_show_the_layout(client, inspector, ending):
+    game = new_game(client, seed=1, safe_first_click=True)
+    url = f"/api/games/{game['id']}"
+    game = client.post(url + "/move", json={"kind": "reveal", "row": 0, "col": 0}).json()
+    assert game["board"] == ["1###", "####", "####", "####"]  # as in the search test: not over yet
+    mines = np.asarray(inspector.game(game["id"]).state.mine_mask)
+    for row, col in np.argwhere(mines if ending == "lost" else ~mines):
+        if game["status"] == "playing" and game["board"][row][col] == "#":
+            game = client.post(url + "/move", json={"kind": "reveal", "row": int(row), "col": int(col)}).json()
+    beliefs = client.get(url + "?overlays=exact,search,solver,agent").json()["beliefs"]
+    assert game["status"] == ending
+    for name in ("exact", "search", "solver", "agent"):
+        assert beliefs[name]["note"].startswith(f"the game is over ({ending})"), name
+    for name in ("exact", "search"):
+        assert beliefs[name]["mine"] == mines.astype(float).tolist(), name
+    assert beliefs["search"]["candidates"] == [] and beliefs["search"]["endgame"] is None
 
 
 @pytest.mark.parametrize("rule", [{}, {"safe_first_click": True}])

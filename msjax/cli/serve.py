@@ -4,14 +4,17 @@ Usage::
 
     pip install -e '.[web]'
     python -m msjax.serve [--agent RUN] [--board beginner|intermediate|expert|HxWxM]
-                          [--host 127.0.0.1] [--port 8000]
+                          [--host 127.0.0.1] [--port 8000] [--allow-host NAME ...]
 
 Serves the page on the loopback address (``--host 0.0.0.0`` opens it to the network, with
 a warning: the API has no authentication); it binds the address first and then prints
-its URL (an address in use is one ``error:`` line). The page plays any board; ``--board`` is the one it starts with. With
-``--agent`` (a run directory or one checkpoint, fixed for the server's life: the browser
-cannot name files) the page can step the agent and show its mine head and top moves; the
-rule solver and the exact probabilities are always there. The JSON API is described in
+its URL (an address in use is one ``error:`` line). It answers only requests that name it
+by a loopback name, its ``--host`` or an ``--allow-host`` name (so that no page of
+another site can drive it through DNS rebinding). The page plays any board; ``--board``
+is the one it starts with. With ``--agent`` (a run directory or one checkpoint, fixed for
+the server's life: the browser cannot name files) the page can step the agent and show
+its mine head and top moves, and names it by its run directory's name; the rule solver
+and the exact probabilities are always there. The JSON API is described in
 ``msjax.web.app``.
 """
 
@@ -36,6 +39,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--board", default=None, help="board the page starts with: beginner (default), intermediate, expert, HxWxM")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--allow-host", metavar="NAME", action="append", default=[],
+                        help="another name the page is reached by (this machine's name or address with --host 0.0.0.0); "
+                        "repeat for more")
     args = parser.parse_args(argv)
     if not 0 < args.port < 65536:
         parser.error(f"--port {args.port} must be in [1, 65535]")
@@ -63,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from msjax.checkpoint import load_agent
 
             agent = load_agent(args.agent)
-        inspector = web.Inspector(agent, args.agent, board_config=board_config, default_board=args.board or "beginner")
+        agent_name = run_name(args.agent) if args.agent else None
+        inspector = web.Inspector(agent, agent_name, board_config=board_config, default_board=args.board or "beginner")
         inspector.game_config(inspector.default_board, False)  # a bad --board fails here, not in the page
     except (ValueError, FileNotFoundError, web.GameError) as err:
         print(f"error: {err}")
@@ -75,11 +82,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     host = f"[{args.host}]" if ":" in args.host else args.host
     if not is_loopback(args.host):
-        print(f"warning: --host {args.host} lets other machines use the inspector; its API has no authentication")
+        print(f"warning: --host {args.host} lets other machines use the inspector; its API has no authentication"
+              + ("; they reach it by a name given with --allow-host NAME" if is_unspecified(args.host) else ""))
     print(f"msjax inspector: http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
-    server = uvicorn.Server(uvicorn.Config(web.create_app(inspector), log_level="warning"))
+    app = web.create_app(inspector, hosts=[args.host, *args.allow_host])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[listening])
     return 0
+
+
+def run_name(path: str) -> str:
+    """The name of the run directory that ``path`` (a run directory, its checkpoints
+    directory or one checkpoint) belongs to: what the page shows, never the path."""
+    from msjax.checkpoint import resolve
+
+    checkpoints_dir, _ = resolve(path)
+    return (checkpoints_dir.parent if checkpoints_dir.name == "checkpoints" else checkpoints_dir).name
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -105,6 +123,15 @@ def is_loopback(host: str) -> bool:
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def is_unspecified(host: str) -> bool:
+    """Whether ``host`` is every address of this machine (``0.0.0.0``, ``::``): no name a
+    request could give."""
+    try:
+        return ipaddress.ip_address(host).is_unspecified
     except ValueError:
         return False
 

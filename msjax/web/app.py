@@ -19,6 +19,14 @@ Every refusal is a 4xx with ``{"error": "one line"}``: malformed JSON, a missing
 field (400), an unknown game (404), a move on a finished game (409), a cell off the board
 or a board that does not fit (400), a body over ``MAX_BODY_BYTES`` (413). An ``overlays``
 list holds each name at most once (a repeat is computed once; a longer list is a 400).
+A request that needs a compile (a board's first game, move or overlay) while another
+board compiles gets a 503 with ``Retry-After`` and the same one-line error, and changes
+nothing (one compile at a time: ``web.programs.CompileSlot``).
+
+Every route answers only requests whose ``Host`` header names this server: a loopback name
+(``LOOPBACK_HOSTS``) or one it was given (``create_app``'s ``hosts``), with or without a
+port; any other gets a 400. A page of another site that points its own name at
+127.0.0.1 (DNS rebinding) sends that name, so it cannot drive the inspector.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Iterable, Iterator, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -38,11 +46,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from msjax.web.games import OVERLAYS, GameError, Inspector
+from msjax.web.programs import CompileBusy
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 Overlay = Literal["agent", "solver", "exact", "search"]
 MAX_BODY_BYTES = 4096
 """The largest request body the API reads (every valid one is under 200 bytes)."""
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+"""The names a request may give in its ``Host`` header to any server (IPv6 without brackets)."""
 
 
 class NewGame(BaseModel):
@@ -87,15 +98,25 @@ def parse_overlays(text: str) -> tuple[str, ...]:
     return names
 
 
-def create_app(inspector: Inspector) -> FastAPI:
-    """The FastAPI app serving ``inspector``'s games (no docs pages, no other files)."""
+def create_app(inspector: Inspector, hosts: Iterable[str] = ()) -> FastAPI:
+    """The FastAPI app serving ``inspector``'s games (no docs pages, no other files).
+
+    ``hosts``: the names it answers to besides ``LOOPBACK_HOSTS`` (the address it is
+    bound to, other names of this machine), matched without case; an IPv6 address with or
+    without its brackets.
+    """
     app = FastAPI(title="msjax inspector", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(HostCheck, hosts=(*LOOPBACK_HOSTS, *hosts))  # added last: it runs first
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.exception_handler(GameError)
     async def refused(request: Request, err: GameError) -> JSONResponse:
         return JSONResponse({"error": str(err)}, status_code=err.status)
+
+    @app.exception_handler(CompileBusy)
+    async def compiling(request: Request, err: CompileBusy) -> JSONResponse:
+        return JSONResponse({"error": str(err)}, status_code=503, headers={"Retry-After": str(err.retry_after_s)})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, err: RequestValidationError) -> JSONResponse:
@@ -115,8 +136,9 @@ def create_app(inspector: Inspector) -> FastAPI:
 
     @app.post("/api/games", status_code=201)
     def new_game(request: NewGame) -> dict:
-        game = inspector.new_game(request.board, request.seed, request.safe_first_click)
-        return inspector.describe(game, tuple(request.overlays))
+        overlays = tuple(request.overlays)
+        game = inspector.new_game(request.board, request.seed, request.safe_first_click, overlays)
+        return inspector.describe(game, overlays)
 
     @app.get("/api/games/{game_id}")
     def get_game(game_id: str, overlays: str = Query("", max_length=40)) -> dict:
@@ -124,12 +146,14 @@ def create_app(inspector: Inspector) -> FastAPI:
 
     @app.post("/api/games/{game_id}/move")
     def move(game_id: str, request: Move) -> dict:
-        game = inspector.move(game_id, request.kind, request.row, request.col)
-        return inspector.describe(game, tuple(request.overlays))
+        overlays = tuple(request.overlays)
+        game = inspector.move(game_id, request.kind, request.row, request.col, overlays)
+        return inspector.describe(game, overlays)
 
     @app.post("/api/games/{game_id}/step")
     def step(game_id: str, request: Step) -> dict:
-        return inspector.describe(inspector.step(game_id, request.player), tuple(request.overlays))
+        overlays = tuple(request.overlays)
+        return inspector.describe(inspector.step(game_id, request.player, overlays), overlays)
 
     @app.get("/api/tally")
     def tally() -> dict:
@@ -175,6 +199,43 @@ class BodyLimit:
     async def _refuse(self, send: Any) -> None:
         message = f"request body over {self.max_bytes} bytes: the API's requests are small JSON objects"
         await JSONResponse({"error": message}, status_code=413)({"type": "http"}, None, send)
+
+
+def host_name(header: str) -> str | None:
+    """The name in a ``Host`` header, lower-case, without its port nor an IPv6 address's
+    brackets (``"[::1]:8000"`` -> ``"::1"``); None for a header that is not ``NAME``,
+    ``NAME:PORT``, ``[IPV6]`` or ``[IPV6]:PORT``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        name, bracket, port = header[1:].partition("]")
+        if not bracket:
+            return None
+    else:
+        name, colon, port = header.partition(":")
+        port = colon + port
+    if port and not (port.startswith(":") and port[1:].isdigit()):
+        return None
+    return name or None
+
+
+class HostCheck:
+    """ASGI middleware: a request whose ``Host`` header names none of ``hosts`` gets a
+    400 with one line, before the app sees it (``create_app`` says why)."""
+
+    def __init__(self, app: Any, hosts: Iterable[str]):
+        self.app = app
+        self.hosts = tuple(dict.fromkeys(host.strip("[]").lower() for host in hosts))
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":  # lifespan; the app has no websocket routes
+            return await self.app(scope, receive, send)
+        header = dict(scope.get("headers", ())).get(b"host", b"").decode("latin-1")
+        if host_name(header) in self.hosts:
+            return await self.app(scope, receive, send)
+        names = ", ".join(f"[{host}]" if ":" in host else host for host in self.hosts)
+        message = (f"Host {header[:100]!r} is not a name of this server: it answers to {names} "
+                   "(python -m msjax.serve --allow-host NAME adds one)")
+        await JSONResponse({"error": message}, status_code=400)({"type": "http"}, None, send)
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -4,11 +4,15 @@ agent or the solver, and the beliefs the page draws.
 Game state lives here, in memory, keyed by a random game id (the newest ``max_games``
 games are kept; older ids answer "unknown game"). A request names its game id and the
 overlays it wants; the answer is the whole position as JSON-ready data. Every JAX function
-is jitted for one game config (``board_programs``), so it compiles once per board size and
-first-click rule; the programs of the ``web.programs.MAX_BOARDS`` boards used last are kept.
-A game's moves and answers hold that game's lock (a compile included), so one client's new
-board never stalls the other games. Nothing here touches the filesystem: the agent is
-given when the inspector is built.
+is jitted for one game config (``web.programs.board_programs``), so it compiles once per
+board and first-click rule; the programs of the ``web.programs.MAX_BOARDS`` boards used
+last are kept. A game's moves and answers hold that game's lock (a compile included), so
+one client's new board never stalls the other games on that lock; and one compile runs at
+a time across boards (the inspector's ``compile_slot``). A move compiles its own program
+and those of the overlays its answer shows before it changes the game, so a request that
+needs a compile while another runs is refused (``web.programs.CompileBusy``) with nothing
+changed. Nothing here touches the filesystem: the agent is given when the inspector is
+built.
 
 Keys follow ``msjax.evaluate``'s turns: the game's key is ``jax.random.key(seed)``, the
 solver's key at move ``n`` that key folded with 1, then ``n``; the agent's folded with 2.
@@ -23,7 +27,7 @@ import os
 import secrets
 import threading
 import time
-from typing import Any, Callable, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -35,8 +39,9 @@ from msjax import solver as solver_lib
 from msjax import viz
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.endgame import within_bound
-from msjax.solver.grid import player_view
-from msjax.web.programs import MAX_BOARDS, CompiledBoards
+from msjax.web.programs import (
+    MAX_BOARDS, SEARCH_ENDGAME_LAYOUTS, BoardPrograms, CompileBusy, CompiledBoards, CompileSlot, board_programs,
+)
 
 MAX_ROWS = 32
 """Largest board height the inspector accepts (the env's width limit is ``env.MAX_WIDTH``)."""
@@ -45,6 +50,8 @@ PLAYERS = ("agent", "solver")
 TOP_MOVES = 5
 # beside every overlay until the first click (env.known_safe)
 FIRST_CLICK_NOTE = "any first click is safe: the first reveal never hits a mine (with the opening rule, nor do its neighbours)"
+# beside every overlay of a won or lost game, whose board shows every mine
+GAME_OVER_NOTE = "the game is over ({status}): the board shows where the mines are; start a new game"
 
 
 class GameError(Exception):
@@ -85,113 +92,6 @@ class Game:
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False, compare=False)
 
 
-# ----------------------------------------------------------------------------- compiled pieces
-
-
-def _apply(state: EnvState, action: jax.Array, cfg: EnvConfig) -> EnvState:
-    return ms_env.step(state, action, cfg)[0]
-
-
-def _solver_step(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(next state, action int32[], layer int32[])``: the solver's move, played."""
-    action, layer = solver_lib.solver_action(state, key, cfg, solver_cfg)
-    return ms_env.step(state, action, cfg)[0], action, layer
-
-
-def _agent_step(agent: Any, state: EnvState, key: jax.Array):
-    """``(next state, action int32[])``: the agent's move, played."""
-    action = agent.act(state, key)
-    return ms_env.step(state, action, agent.env_cfg)[0], action
-
-
-def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    """``(mine probabilities f32[H, W], Forced)`` of the solver; what the rules make
-    certain reads 0 (``env.with_rule_certainties``: before the first click, every cell)."""
-    probabilities = ms_env.with_rule_certainties(solver_lib.mine_probabilities(state, cfg, solver_cfg), state)
-    return probabilities, solver_lib.forced_moves(state, cfg, solver_cfg)
-
-
-SEARCH_CANDIDATES = 6
-SEARCH_TOLERANCE = 0.1
-SEARCH_ENDGAME_LAYOUTS = 8
-"""The search overlay's player: the survival lookahead over the ``SEARCH_CANDIDATES`` cells
-at least ``1 - SEARCH_TOLERANCE`` as safe as the safest, and the exhaustive endgame where
-at most ``SEARCH_ENDGAME_LAYOUTS`` layouts fit (``SolverConfig(exact_lookahead=6,
-lookahead_score="survival", lookahead_tolerance=0.1, endgame_layouts=8)``)."""
-
-
-def _search_view(state: EnvState):
-    """The player's view as a batch of one: ``(revealed bool[1, H, W], counts int32[1, H, W],
-    mines int32[1])``."""
-    return tuple(x[None] for x in player_view(state))
-
-
-def _search_beliefs(state: EnvState, limits: solver_lib.ExactLimits):
-    """``(ExactAnalysis, LookaheadScores)`` of the view (batch axis of one): the exact
-    probabilities, and the survival lookahead's candidates and their scores."""
-    revealed, counts, mines = _search_view(state)
-    analysis = solver_lib.exact_analysis(revealed, counts, mines, limits)
-    good = solver_lib.nearly_safest(revealed, analysis.mine_prob, SEARCH_TOLERANCE)
-    scores = solver_lib.lookahead_scores(revealed, counts, mines, analysis.log_layouts, good, SEARCH_CANDIDATES,
-                                         limits, analysis.mine_prob)
-    return analysis, scores
-
-
-def _search_endgame(state: EnvState, limits: solver_lib.ExactLimits):
-    """``Endgame`` of the view (batch axis of one): each click's win chance."""
-    return solver_lib.solve_endgame(jax.random.key(0), *_search_view(state), SEARCH_ENDGAME_LAYOUTS, limits=limits)
-
-
-def _agent_beliefs(agent: Any, state: EnvState):
-    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent; its
-    mine head reads 0 where the rules make a cell certain (``env.with_rule_certainties``)."""
-    return ms_env.with_rule_certainties(agent.mine_probabilities(state), state), agent.action_probabilities(state)
-
-
-class BoardPrograms(NamedTuple):
-    """The jitted functions of one game config (each compiles on its first call).
-
-    Attributes:
-      reset: ``key -> EnvState``; apply: ``(state, action int32[]) -> state``;
-      solver_step: ``(state, key) -> (state, action, layer)``;
-      solver_beliefs: ``state -> (mine probabilities, Forced)``;
-      search_beliefs: ``state -> (ExactAnalysis, LookaheadScores)`` and search_endgame:
-      ``state -> Endgame`` (the search overlay; the endgame compiles when first needed);
-      agent: the agent for this board (None without one); agent_step:
-      ``(agent, state, key) -> (state, action)``; agent_beliefs: ``(agent, state) ->
-      (mine probabilities, action probabilities)``.
-    """
-
-    reset: Callable
-    apply: Callable
-    solver_step: Callable
-    solver_beliefs: Callable
-    search_beliefs: Callable
-    search_endgame: Callable
-    agent: Any
-    agent_step: Callable
-    agent_beliefs: Callable
-
-
-def board_programs(
-    cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig, agent: Any,
-    search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
-) -> BoardPrograms:
-    """``cfg``'s programs: new function objects, so that dropping them (``CompiledBoards``)
-    frees their executables with them. ``search_limits``: the search overlay's analysis sizes."""
-    return BoardPrograms(
-        reset=jax.jit(lambda key: ms_env.reset(key, cfg)),
-        apply=jax.jit(lambda state, action: _apply(state, action, cfg)),
-        solver_step=jax.jit(lambda state, key: _solver_step(state, key, cfg, solver_cfg)),
-        solver_beliefs=jax.jit(lambda state: _solver_beliefs(state, cfg, solver_cfg)),
-        search_beliefs=jax.jit(lambda state: _search_beliefs(state, search_limits)),
-        search_endgame=jax.jit(lambda state: _search_endgame(state, search_limits)),
-        agent=agent.for_board(cfg) if agent is not None else None,
-        agent_step=jax.jit(lambda board_agent, state, key: _agent_step(board_agent, state, key)),
-        agent_beliefs=jax.jit(lambda board_agent, state: _agent_beliefs(board_agent, state)),
-    )
-
-
 def _grid(values: Any) -> list[list[float | None]]:
     """A float grid as rows of numbers rounded to 3 places (None for NaN)."""
     rounded = np.round(np.asarray(values, np.float64), 3)
@@ -220,6 +120,9 @@ class Inspector:
         boards' (``web.programs.CompiledBoards``).
       search_limits: the exact analysis' sizes in the search overlay (``solver.ExactLimits``;
         smaller ones compile faster and flag more views).
+      max_compiles: compiles that may run at once (``compile_slot``, a
+        ``web.programs.CompileSlot``); a request that needs one more is refused with
+        ``web.programs.CompileBusy`` (new_game, move and step before they change anything).
 
     Every public method is safe to call from several threads: ``lock`` guards the games
     table and the tally, each game's own lock its position (and any compile it needs).
@@ -237,6 +140,7 @@ class Inspector:
         max_games: int = 256,
         max_boards: int = MAX_BOARDS,
         search_limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
+        max_compiles: int = 1,
     ):
         self.agent, self.agent_name = agent, agent_name
         self.board_config, self.default_board = board_config, default_board
@@ -244,7 +148,9 @@ class Inspector:
         self.games: collections.OrderedDict[str, Game] = collections.OrderedDict()
         self.results: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
-        build = functools.partial(board_programs, solver_cfg=solver_cfg, agent=agent, search_limits=search_limits)
+        self.compile_slot = CompileSlot(max_compiles)
+        build = functools.partial(board_programs, solver_cfg=solver_cfg, agent=agent, search_limits=search_limits,
+                                  slot=self.compile_slot)
         self.programs = CompiledBoards(build, max_boards, pinned=self._standard_configs())
 
     def _standard_configs(self) -> list[EnvConfig]:
@@ -265,15 +171,19 @@ class Inspector:
             "overlays": list(OVERLAYS),
         }
 
-    def new_game(self, board: str, seed: int | None, safe_first_click: bool) -> Game:
-        """A new game of ``board`` (a standard name or ``HxWxM``); ``seed`` None draws one.
+    def new_game(self, board: str, seed: int | None, safe_first_click: bool, overlays: tuple[str, ...] = ()) -> Game:
+        """A new game of ``board`` (a standard name or ``HxWxM``); ``seed`` None draws one;
+        ``overlays``: those the answer will show (their programs compile first).
 
         Raises:
           GameError(400): an unknown board, one too large, or mines that do not fit it.
+          CompileBusy: the game needs a compile while another runs (no game is made).
         """
         cfg = self.game_config(board, safe_first_click)
         seed = int.from_bytes(os.urandom(3), "little") if seed is None else seed
-        game = Game(secrets.token_hex(6), cfg, seed, self.programs.get(cfg).reset(jax.random.key(seed)))
+        programs = self.programs.get(cfg)
+        game = Game(secrets.token_hex(6), cfg, seed, programs.reset(jax.random.key(seed)))
+        self._compile_overlays(programs, game.state, overlays)
         with self.lock:
             self.games[game.game_id] = game
             while len(self.games) > self.max_games:
@@ -299,12 +209,14 @@ class Inspector:
             raise GameError(404, f"unknown game {game_id!r}: start a new game (the server keeps the newest {self.max_games})")
         return game
 
-    def move(self, game_id: str, kind: str, row: int, col: int) -> Game:
-        """A person's ``kind`` ("reveal" or "flag": flag toggles) on ``(row, col)``.
+    def move(self, game_id: str, kind: str, row: int, col: int, overlays: tuple[str, ...] = ()) -> Game:
+        """A person's ``kind`` ("reveal" or "flag": flag toggles) on ``(row, col)``;
+        ``overlays``: those the answer will show (their programs compile first).
 
         Raises:
           GameError: 404 unknown game, 409 a finished game, 400 a cell off the board,
             already revealed, or a reveal on a flag.
+          CompileBusy: the move needs a compile while another runs (the game is unchanged).
         """
         game = self.game(game_id)
         with game.lock:
@@ -318,15 +230,19 @@ class Inspector:
             if kind == "reveal" and bool(game.state.flags[row, col]):
                 raise GameError(400, f"({row}, {col}) is flagged: unflag it first")
             action = ms_env.encode_action(row * width + col, kind == "flag", game.cfg)
-            game.state = self.programs.get(game.cfg).apply(game.state, jnp.int32(action))
+            programs = self.programs.get(game.cfg)
+            self._compile_overlays(programs, game.state, overlays)
+            game.state = programs.apply(game.state, jnp.int32(action))
             self._record(game, "you", kind, row, col, None)
         return game
 
-    def step(self, game_id: str, player: str) -> Game:
-        """One move of ``player`` ("agent" or "solver").
+    def step(self, game_id: str, player: str, overlays: tuple[str, ...] = ()) -> Game:
+        """One move of ``player`` ("agent" or "solver"); ``overlays``: those the answer will
+        show (their programs compile first).
 
         Raises:
           GameError: 404 unknown game, 409 a finished game, 400 the agent when none is loaded.
+          CompileBusy: the move needs a compile while another runs (the game is unchanged).
         """
         game = self.game(game_id)
         if player == "agent" and self.agent is None:
@@ -334,6 +250,7 @@ class Inspector:
         with game.lock:
             self._check_playing(game)
             programs = self.programs.get(game.cfg)
+            self._compile_overlays(programs, game.state, overlays)
             key = jax.random.fold_in(jax.random.key(game.seed), 1 if player == "solver" else 2)
             key = jax.random.fold_in(key, game.moves)
             layer = None
@@ -353,6 +270,19 @@ class Inspector:
         played = sum(r["won"] + r["lost"] for r in by.values())
         return {"played": played, "won": sum(r["won"] for r in by.values()), "by": by}
 
+    def _compile_overlays(self, programs: BoardPrograms, state: EnvState, overlays: tuple[str, ...]) -> None:
+        """Compiles the programs that ``overlays`` call, for ``state``'s board, before a
+        request changes a game: a busy compile slot then refuses the request with the game
+        as it was. (The search overlay's endgame compiles when a view first needs it.)
+        Raises: CompileBusy."""
+        for name in overlays:
+            if name == "agent" and self.agent is not None:
+                programs.agent_beliefs.compile(programs.agent, state)
+            elif name == "solver":
+                programs.solver_beliefs.compile(state)
+            elif name == "search":
+                programs.search_beliefs.compile(state)
+
     # ------------------------------------------------------------------ answers
 
     def describe(self, game: Game, overlays: tuple[str, ...] = ()) -> dict:
@@ -361,10 +291,13 @@ class Inspector:
         ``board`` is one string per row of ``viz.cell_symbols``: ``#`` hidden, ``F`` flag,
         ``.`` or a digit revealed, and once the game is over ``X`` the mine hit, ``*``
         the other mines, ``x`` a wrong flag. A name repeated in ``overlays`` is computed once.
+        Once the game is won or lost, every overlay has a note saying so, and the exact and
+        search overlays' ``mine`` is the layout (nothing is left to infer).
         """
         overlays = tuple(dict.fromkeys(overlays))
         with game.lock:
             view = viz.board_view(game.state)
+            status = self._status(game, view)
             answer = {
                 "id": game.game_id,
                 "rows": game.cfg.H,
@@ -374,17 +307,18 @@ class Inspector:
                 "safe_first_click": not game.cfg.guarantee_safe_neighborhood,
                 "moves": game.moves,
                 "move_limit": ms_env.move_limit(game.cfg),
-                "status": self._status(game, view),
+                "status": status,
                 "flags": int(view.flags.sum()),
                 "board": ["".join(row) for row in viz.cell_symbols(view)],
                 "last_move": game.last_move,
-                "beliefs": {name: self._beliefs(name, game) for name in overlays},
+                "beliefs": {name: self._beliefs(name, game, status) for name in overlays},
             }
         answer["tally"] = self.tally()
         return answer
 
-    def _beliefs(self, name: str, game: Game) -> dict:
+    def _beliefs(self, name: str, game: Game, status: str) -> dict:
         started = time.perf_counter()
+        over = status in ("won", "lost")
         if name == "agent":
             if self.agent is None:
                 return {"unavailable": "no agent loaded (start the server with --agent RUN)"}
@@ -400,12 +334,18 @@ class Inspector:
                 for r, c in zip(*np.nonzero(np.asarray(forced.safe) | np.asarray(forced.mines)))
             ]
             result = {"mine": _grid(mine), "proven": proven}
+        elif over:  # exact and search: the board shows the layout
+            result = {"mine": _grid(game.state.mine_mask)}
+            if name == "search":
+                result.update(candidates=[], endgame=None)
         elif name == "search":
             result = self._search(game)
         else:
             result = self._exact(game)
         if "mine" in result and not bool(game.state.first_click_done):
             result["note"] = FIRST_CLICK_NOTE
+        if "mine" in result and over:
+            result["note"] = GAME_OVER_NOTE.format(status=status)
         result["ms"] = round(1000 * (time.perf_counter() - started), 1)
         return result
 
@@ -449,7 +389,11 @@ class Inspector:
         result["candidates"].sort(key=lambda c: (-c["survive"], -c["safe"]))
         if not within_bound(analysis.log_layouts, SEARCH_ENDGAME_LAYOUTS):
             return result
-        endgame = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_endgame(game.state))
+        try:
+            endgame = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_endgame(game.state))
+        except CompileBusy as busy:  # the move is made: answer it, without the endgame
+            result["note"] = f"the endgame is not searched yet: {busy}"
+            return result
         if endgame.solved:
             cells = sorted(((float(w), *divmod(i, width)) for i, w in enumerate(endgame.cell_win.reshape(-1)) if w >= 0),
                            reverse=True)[:TOP_MOVES]
