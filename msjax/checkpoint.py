@@ -54,6 +54,11 @@ class CheckpointError(ValueError):
     """A checkpoint is missing, damaged, or does not fit the requested run."""
 
 
+class StateStructureMismatch(CheckpointError):
+    """A checkpoint's arrays are intact but are not those of this run's state: another
+    optimizer, or a setting that changes the state's structure."""
+
+
 class DamagedCheckpoint(CheckpointError):
     """A checkpoint's files are unreadable or differ from what was saved (another
     checkpoint of the run may still be intact)."""
@@ -220,17 +225,33 @@ class Checkpoints:
         """The stage, update counter, config and metrics of checkpoint ``step``."""
         meta = self._meta(step)
         try:
-            stage, update = meta["stage"], int(meta["update"])
-            cfg = config_lib.from_dict(meta["config"])
+            stage, update, saved_config = meta["stage"], int(meta["update"]), dict(meta["config"])
         except Exception as err:  # noqa: BLE001 - any failure here means the files are unusable
             raise DamagedCheckpoint(
                 f"checkpoint {self.path(step)} has no readable metadata (damaged, or not written "
                 f"by msjax): {type(err).__name__}: {_first_line(err)}"
             ) from err
+        cfg = self._saved_config(step, saved_config)
         if stage not in [known.name for known in stages_lib.STAGES]:
             raise CheckpointError(f"checkpoint {self.path(step)} names an unknown stage {stage!r}")
         metrics = self._manager.metrics(step)
         return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
+
+    def _saved_config(self, step: int, saved: dict[str, Any]) -> config_lib.ExperimentConfig:
+        """The config in checkpoint ``step``'s metadata (``saved``, as stored).
+
+        Raises ``CheckpointError`` (not damage: the files read fine) naming the fields this
+        msjax does not know, or else what ``config.from_dict`` says is wrong."""
+        unknown = unknown_config_fields(saved)
+        if unknown:
+            raise CheckpointError(
+                f"checkpoint {self.path(step)} was saved with config field{'s' * (len(unknown) > 1)} "
+                f"{', '.join(unknown)}, which this msjax does not know (saved by a newer msjax?)"
+            )
+        try:
+            return config_lib.from_dict(saved)
+        except (ValueError, TypeError) as err:
+            raise CheckpointError(f"checkpoint {self.path(step)} holds a config this msjax cannot use: {err}") from err
 
     def _meta(self, step: int) -> dict[str, Any]:
         self._require(step)
@@ -250,8 +271,9 @@ class Checkpoints:
         ``template`` (a state of the same stage and config, concrete or abstract).
 
         Raises ``DamagedCheckpoint`` when the files cannot be read or an array differs
-        from its digest or holds NaN or infinity, ``CheckpointError`` when the arrays do
-        not fit ``template``.
+        from its digest or holds NaN or infinity, ``StateStructureMismatch`` when arrays of
+        ``template`` are not in the checkpoint, ``CheckpointError`` when the arrays do not
+        fit ``template`` otherwise.
 
         ``shardings`` (a pytree like ``template`` of ``jax.sharding.Sharding``, e.g.
         ``distributed.state_shardings``) restores each array straight into its place on
@@ -325,9 +347,10 @@ class Checkpoints:
             raise ValueError(f"arrays missing from the checkpoint: {', '.join(missing[:5])}")
         return jax.tree.unflatten(jax.tree.structure(abstract), [_stored(by_name, name) for name in names])
 
-    def _check_stored_shapes(self, step: int, abstract: Any) -> None:
-        """Compares the arrays on disk with ``abstract`` before reading them, so a
-        checkpoint of another board or network fails with the array's name."""
+    def stored_arrays(self, step: int) -> dict[str, Any]:
+        """``{array name: its metadata (shape, dtype)}`` of checkpoint ``step``'s state, read
+        from its metadata alone; a ``DamagedCheckpoint`` when that is unreadable."""
+        self._require(step)
         try:
             stored = self._manager.item_metadata(step)["state"]
             stored_leaves = jax.tree_util.tree_leaves_with_path(stored)
@@ -336,7 +359,20 @@ class Checkpoints:
                 f"checkpoint {self.path(step)} cannot be restored: its array metadata is unreadable "
                 f"(damaged?): {type(err).__name__}: {_first_line(err)}"
             ) from err
-        on_disk = {integrity.leaf_name(path): leaf for path, leaf in stored_leaves}
+        return {integrity.leaf_name(path): leaf for path, leaf in stored_leaves}
+
+    def _check_stored_shapes(self, step: int, abstract: Any) -> None:
+        """Compares the arrays on disk with ``abstract`` before reading them, so a
+        checkpoint of another state (``StateStructureMismatch``), board or network fails
+        with the array's name."""
+        on_disk = self.stored_arrays(step)
+        missing = missing_arrays(on_disk, abstract)
+        if missing:
+            raise StateStructureMismatch(
+                f"checkpoint {self.path(step)} holds a state of another structure: {missing[0]}"
+                + (f" and {len(missing) - 1} more arrays of this run's state are" if len(missing) > 1 else " is")
+                + " not in it (another optimizer, or a setting that shapes the state?)"
+            )
         for path, want in jax.tree_util.tree_leaves_with_path(abstract):
             got = _stored(on_disk, integrity.leaf_name(path))
             if got is not None and (tuple(got.shape) != want.shape or got.dtype != want.dtype):
@@ -349,6 +385,28 @@ class Checkpoints:
     def _require(self, step: int) -> None:
         if step not in self.steps:
             raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
+
+
+def missing_arrays(stored: dict[str, Any], template: Any) -> list[str]:
+    """The names of ``template``'s arrays (a state, concrete or abstract) that are not among
+    ``stored`` (``Checkpoints.stored_arrays``), renamed arrays (``RENAMED_ARRAYS``) found
+    under either name."""
+    names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(template)]
+    return [name for name in names if _stored(stored, name) is None]
+
+
+def unknown_config_fields(saved: dict[str, Any]) -> list[str]:
+    """``section.field`` (or ``section``) of every entry of a stored config (``config.to_dict``'s
+    form) that this msjax's ``ExperimentConfig`` does not have, retired fields aside."""
+    known = config_lib.to_dict(config_lib.ExperimentConfig())
+    retired = {f"{section}.{field}" for section, field in config_lib.RETIRED_FIELDS}
+    unknown = []
+    for section, values in saved.items():
+        if section not in known:
+            unknown.append(section)
+        elif isinstance(values, dict):
+            unknown += [f"{section}.{field}" for field in values if field not in known[section]]
+    return [name for name in unknown if name not in retired]
 
 
 def _renamed_digests(digests: dict[str, str] | None) -> dict[str, str] | None:

@@ -158,7 +158,11 @@ def restore_checkpoint(
                 f"{field}={target}; set --config.{field} to at least {info.update}"
             )
         template = stage.spec.abstract_state(cfg)
-        state = checkpoints.restore(chosen, template, distributed.state_shardings(template, mesh))
+        try:
+            state = checkpoints.restore(chosen, template, distributed.state_shardings(template, mesh))
+        except checkpoint_lib.StateStructureMismatch as err:
+            stored = checkpoints.stored_arrays(chosen)
+            raise checkpoint_lib.CheckpointError(f"{err}; {shaping_changes(stored, info.config, cfg, stage)}") from None
         return changed, names.index(info.stage), state
 
     say = print if distributed.is_main_process() else (lambda line: None)
@@ -169,6 +173,31 @@ def restore_checkpoint(
     if changed:
         say("resuming with changed settings: " + "; ".join(changed))
     return step, index, state
+
+
+def shaping_changes(stored: dict[str, Any], saved: ExperimentConfig, cfg: ExperimentConfig, stage: StageInfo) -> str:
+    """What a resume whose checkpoint holds a state of another structure says: the settings
+    that ``cfg`` changed from the checkpoint's config ``saved`` and that each alone give
+    ``stage``'s state another structure (its arrays not all among ``stored``:
+    ``Checkpoints.stored_arrays``), or, when no one setting does, every changed setting of
+    the sections the state depends on."""
+    changed = [line for line in config_lib.differences(saved, cfg) if line.split(".")[0] in stage.spec.reads]
+
+    def shapes_alone(line: str) -> bool:
+        section, field = line.split(":")[0].split(".", 1)
+        saved_value = getattr(getattr(saved, section), field)
+        try:
+            reverted = dataclasses.replace(cfg, **{section: dataclasses.replace(getattr(cfg, section), **{field: saved_value})})
+        except (ValueError, TypeError):  # not a valid config with that one setting as saved
+            return False
+        return not checkpoint_lib.missing_arrays(stored, stage.spec.abstract_state(reverted))
+
+    culprits = [line for line in changed if shapes_alone(line)]
+    if culprits:
+        return f"{'; '.join(culprits)} changes it: resume with the saved value, or start a new run"
+    if changed:
+        return f"changed since it was saved: {'; '.join(changed)}; resume with the saved settings, or start a new run"
+    return f"no setting of {', '.join(stage.spec.reads)} changed since it was saved (saved by another msjax?)"
 
 
 def where_in_run(stage: StageInfo, update: int) -> str:
