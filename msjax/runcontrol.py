@@ -31,10 +31,22 @@ from msjax import config as config_lib
 from msjax import distributed, models, runfiles
 from msjax.config import ExperimentConfig
 from msjax.runfiles import resume_command
-from msjax.runlock import RunDirBusy, RunDirLock
+from msjax.runlock import LOCK_FILE, RunDirBusy, RunDirLock
 from msjax.runlog import StageInfo
 
 RUN_FILES = ("config.json", "metrics.jsonl", "tb", "final_eval.json", "train.log")
+"""What a run writes in its directory besides checkpoints (a new run moves them aside)."""
+
+RUN_PATHS = {
+    "checkpoints": ("directory", "checkpoints"),
+    "tb": ("directory", "TensorBoard events"),
+    "config.json": ("file", "config"),
+    "metrics.jsonl": ("file", "metrics rows"),
+    "train.log": ("file", "printed lines"),
+    "final_eval.json": ("file", "final evaluation"),
+    LOCK_FILE: ("file", "lock"),
+}
+"""Every path a run writes in its directory: the kind it must be and what it holds."""
 
 
 def holds_run(run_dir: Path) -> bool:
@@ -62,10 +74,14 @@ def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool, lock: Ru
 
     A new run refuses a directory that already holds checkpoints (resume it or pick
     another) and moves an earlier run's leftover files aside (``abandoned-K/``, only
-    process 0 moves files); a resumed run needs checkpoints. With ``lock``, process 0
-    takes the directory's lock (``lock_run_dir``) before anything is written there. Every
-    refusal is a ``SystemExit`` with a one-line ``error:``.
+    process 0 moves files); a resumed run needs checkpoints. A path through a symbolic
+    link to nothing is refused (``check_no_dangling_link``), and so are the run's files
+    and folders there of the wrong kind or not writable (``check_run_paths``), before any
+    training. With ``lock``, process 0 takes the directory's lock (``lock_run_dir``)
+    before anything is written there. Every refusal is a ``SystemExit`` with a one-line
+    ``error:``.
     """
+    check_no_dangling_link(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise SystemExit(f"error: --workdir {run_dir} is a file; name a directory for the run")
     has_checkpoints = holds_run(run_dir)
@@ -82,11 +98,54 @@ def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool, lock: Ru
     except OSError as err:
         reason = err.strerror or str(err)
         raise SystemExit(f"error: cannot use {run_dir} as the run directory ({reason}); pick another --workdir")
+    # A new run moves an earlier run's files aside; what it keeps must be usable as it stands.
+    check_run_paths(run_dir, [name for name in RUN_PATHS if resume or name not in RUN_FILES], cfg.run.tensorboard)
     if lock is not None:
         lock_run_dir(lock, run_dir)
     if distributed.is_main_process() and not resume:
         set_aside_leftovers(run_dir)
     return run_dir
+
+
+def dangling_link(path: Path) -> Path | None:
+    """The first of ``path``'s parents, or ``path`` itself, from the top down, that is a
+    symbolic link to nothing; None when none is."""
+    for part in reversed([path, *path.parents]):
+        if part.is_symlink() and not part.exists():
+            return part
+    return None
+
+
+def check_no_dangling_link(run_dir: Path) -> None:
+    """A ``SystemExit`` whose one ``error:`` line names the symbolic link to nothing (and
+    its target) that ``run_dir`` goes through, if any: its target is not created, since
+    it may be a disk that is not mounted."""
+    link = dangling_link(run_dir)
+    if link is not None:
+        where = f"--workdir {link}" if link == run_dir else f"--workdir {run_dir}: {link}"
+        raise SystemExit(
+            f"error: {where} is a symbolic link to {os.readlink(link)}, which does not exist; "
+            "create it or pick another --workdir"
+        )
+
+
+def check_run_paths(run_dir: Path, names: Sequence[str], tensorboard: bool) -> None:
+    """A ``SystemExit`` whose one ``error:`` line names the first of ``names`` (keys of
+    ``RUN_PATHS``; ``tb`` only with ``tensorboard``) in ``run_dir`` that exists but is not
+    of its kind, or that this process cannot write; so the run fails before its first
+    update, not at its first save."""
+    for name in names:
+        path, (kind, holds) = run_dir / name, RUN_PATHS[name]
+        if (name == "tb" and not tensorboard) or not path.exists():
+            continue
+        if path.is_dir() != (kind == "directory"):
+            found = "directory" if path.is_dir() else "file"
+            raise SystemExit(
+                f"error: {path} is a {found}, where the run keeps its {holds} (a {kind}); "
+                "move it away or pick another --workdir"
+            )
+        if not os.access(path, os.W_OK | (os.X_OK if kind == "directory" else 0)):
+            raise SystemExit(f"error: {path} is not writable (no permission); make it writable or pick another --workdir")
 
 
 def lock_run_dir(lock: RunDirLock, run_dir: Path) -> None:

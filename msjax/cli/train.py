@@ -33,6 +33,7 @@ from msjax.cli.args import config_overrides, non_negative_int, positive_float
 from msjax.config import ExperimentConfig
 from msjax.runcontrol import (
     RunStopped,
+    check_no_dangling_link,
     finished_run,
     holds_run,
     interrupted_advice,
@@ -135,6 +136,7 @@ def resolve_config(args: argparse.Namespace) -> ExperimentConfig:
     if args.config is not None:
         cfg = config_lib.load_config(args.config)
     else:
+        check_no_dangling_link(Path(args.workdir))
         saved = Path(args.workdir) / "config.json"
         if not saved.is_file():
             raise SystemExit(f"error: {saved} not found; pass --config to say what to train")
