@@ -3,16 +3,20 @@
 A checkpoint directory (``runs/NAME/checkpoints/<step>``) holds two items: ``state``,
 the stage's state pytree exactly as training carries it (parameters, optimizer state,
 boards in play, PRNG key, update counter), and ``meta``, JSON with the stage's name
-(``msjax.stages.STAGES``), the stage's update counter and the full config. Typed
-PRNG keys are stored as their raw key data and wrapped again on restore. The manager
-keeps the last ``keep`` checkpoints and the best one by evaluation win rate (Orbax
-preservation policies ``LatestN`` + ``BestN``).
+(``msjax.stages.STAGES``), the stage's update counter, the full config and whether an
+evaluation of the checkpoint follows (``evaluation_due``). Typed PRNG keys are stored
+as their raw key data and wrapped again on restore. The manager keeps the last ``keep``
+checkpoints and the best one by evaluation win rate (Orbax preservation policies
+``LatestN`` + ``BestN``); a run saves a checkpoint before evaluating it, and
+``record_evaluation`` adds the win rate where Orbax keeps a save's metrics once the
+evaluation finishes (``CheckpointInfo.evaluation_pending`` until then).
 
 ``load_agent`` turns a run's checkpoint into an ``Agent`` (``msjax.load_agent``).
 
 Anything that cannot be restored as asked (a missing or damaged checkpoint, a different
-board or network) raises ``CheckpointError`` with the reason; nothing falls back to a
-fresh start. Damage is told apart (``DamagedCheckpoint``): ``meta`` records a SHA-256
+board or network, a state of another structure such as another optimizer's, a config
+field this msjax does not know) raises ``CheckpointError`` with the reason; nothing
+falls back to a fresh start. Damage is told apart (``DamagedCheckpoint``): ``meta`` records a SHA-256
 digest of every array's bytes at save time, and a restore recomputes them and checks
 that every floating-point array is finite (checkpoints saved before digests get the
 finite check alone), so flipped, truncated or missing bytes are caught instead of
@@ -36,6 +40,7 @@ import orbax.checkpoint as ocp
 from msjax import agent as agent_lib
 from msjax import config as config_lib
 from msjax import checkpoint_integrity as integrity
+from msjax import runfiles
 from msjax import stages as stages_lib
 
 WIN_RATE = "win_rate"
@@ -74,6 +79,13 @@ class CheckpointInfo:
     update: int
     config: config_lib.ExperimentConfig
     metrics: dict[str, float] | None
+    evaluation_due: bool = False
+
+    @property
+    def evaluation_pending(self) -> bool:
+        """Whether the checkpoint was saved before an evaluation that did not finish (a
+        resume runs it first): one was due, and no win rate is recorded."""
+        return self.evaluation_due and self.metrics is None
 
 
 class _DropExpectedOrbaxWarnings(logging.Filter):
@@ -197,8 +209,11 @@ class Checkpoints:
         update: int,
         cfg: config_lib.ExperimentConfig,
         metrics: dict[str, float] | None = None,
+        evaluation_due: bool = False,
     ) -> Path:
-        """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``."""
+        """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``, with
+        ``metrics["win_rate"]`` when given; ``evaluation_due``: an evaluation of it follows,
+        whose win rate ``record_evaluation`` adds once it finishes."""
         stages_lib.stage_named(stage)  # a ValueError naming the stages for any other name
         state = keys_to_data(state)
         meta = {
@@ -206,12 +221,13 @@ class Checkpoints:
             "update": int(update),
             "config": config_lib.to_dict(cfg),
             "digests": integrity.array_digests(state),
+            "evaluation_due": bool(evaluation_due),
         }
         args = ocp.args.Composite(
             state=ocp.args.StandardSave(state),
             meta=ocp.args.JsonSave(meta),
         )
-        metrics = None if metrics is None else {WIN_RATE: float(metrics[WIN_RATE])}
+        metrics = None if metrics is None else _tracked(metrics)
         try:
             self._manager.save(step, args=args, metrics=metrics, force=True)
             self._manager.wait_until_finished()
@@ -220,6 +236,25 @@ class Checkpoints:
                 shutil.rmtree(unfinished, ignore_errors=True)
             raise
         return self.path(step)
+
+    def record_evaluation(self, step: int, results: dict[str, Any]) -> None:
+        """Records the win rate of checkpoint ``step``'s evaluation (saved before it ran),
+        where Orbax keeps the metrics a save is given, so that it competes for the best
+        checkpoint and a resume knows the evaluation finished. Every process writes the same
+        bytes, atomically, so each one's manager reads them back."""
+        self._require(step)
+        item = self.path(step) / ocp.checkpoint_manager.METRIC_ITEM_NAME
+        item.mkdir(exist_ok=True)
+        runfiles.write_json_atomic(item / ocp.checkpoint_manager.METRIC_ITEM_NAME, _tracked(results))
+        self._manager.reload()
+
+    def replace(self, step: int, state: Any, **save_args: Any) -> Path:
+        """Saves ``state`` as checkpoint ``step`` in place of the one there (``save_args`` as
+        ``save`` takes them): a curriculum promoted by the checkpoint's evaluation. A crash
+        in between loses that step alone (a resume takes the newest one left)."""
+        self._require(step)
+        self._manager.delete(step)
+        return self.save(step, state, **save_args)
 
     def info(self, step: int) -> CheckpointInfo:
         """The stage, update counter, config and metrics of checkpoint ``step``."""
@@ -235,7 +270,7 @@ class Checkpoints:
         if stage not in [known.name for known in stages_lib.STAGES]:
             raise CheckpointError(f"checkpoint {self.path(step)} names an unknown stage {stage!r}")
         metrics = self._manager.metrics(step)
-        return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
+        return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics, bool(meta.get("evaluation_due")))
 
     def _saved_config(self, step: int, saved: dict[str, Any]) -> config_lib.ExperimentConfig:
         """The config in checkpoint ``step``'s metadata (``saved``, as stored).
@@ -393,6 +428,11 @@ def missing_arrays(stored: dict[str, Any], template: Any) -> list[str]:
     under either name."""
     names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(template)]
     return [name for name in names if _stored(stored, name) is None]
+
+
+def _tracked(results: dict[str, Any]) -> dict[str, float]:
+    """The figures of an evaluation that a checkpoint keeps: its win rate."""
+    return {WIN_RATE: float(results[WIN_RATE])}
 
 
 def unknown_config_fields(saved: dict[str, Any]) -> list[str]:

@@ -3,11 +3,14 @@ its loop).
 
 A run directory holds one run: ``prepare_run_dir`` refuses a new run where checkpoints
 are, and moves an earlier run's leftovers (a run killed before its first checkpoint)
-aside to ``abandoned-K/``; a resume from an earlier step moves the later checkpoints to
+aside to ``abandoned-K/``; before any training it refuses a ``--workdir`` through a
+symbolic link to nothing and run files of the wrong kind or not writable
+(``RUN_PATHS``). A resume from an earlier step moves the later checkpoints to
 ``checkpoints-after-STEP/``; ``warm_start_params`` reads the network a new run starts
-from (``run.init_from``). ``finished_run`` tells a resume that there is nothing left to do. ``StopSignals`` turns SIGINT and SIGTERM into a request to
-stop at the next chunk boundary (a second signal: ``KeyboardInterrupt`` at once).
-Only process 0 moves files or prints.
+from (``run.init_from``). ``finished_run`` tells a resume that there is nothing left to
+do. ``StopSignals`` turns SIGINT and SIGTERM into a request to stop at the next chunk
+boundary or between two batches of an evaluation (``EvaluationStopped``); a second
+signal ends the process at once (``exit_at_once``). Only process 0 moves files or prints.
 """
 
 from __future__ import annotations
@@ -318,9 +321,15 @@ class RunStopped(Exception):
         self.exit_code = exit_code
 
 
+class EvaluationStopped(Exception):
+    """A stop signal ended an evaluation between two of its batches (``StopSignals.
+    stop_between_batches``)."""
+
+
 class StopSignals:
     """While entered (in the main thread), SIGINT and SIGTERM ask the run to stop at the
-    next chunk boundary; a second one ends the process at once (``exit_at_once``) with
+    next chunk boundary, or between two batches of an evaluation
+    (``stop_between_batches``); a second one ends the process at once (``exit_at_once``) with
     128 + its number, after ``before_exit()`` (flush what is written; its text, such as
     how to continue, is printed). ``before_exit`` may be set after entering, once what it
     flushes exists."""
@@ -345,7 +354,7 @@ class StopSignals:
             exit_at_once(signal.Signals(number), self.before_exit)
         self.received = signal.Signals(number)
         # os.write: print() is not safe inside a signal handler (the main thread may be printing).
-        text = f"\n{self.received.name}: finishing the chunk in flight, then saving (again: stop at once)\n"
+        text = f"\n{self.received.name}: stopping after the chunk or evaluation batch in flight, with a checkpoint (again: stop at once)\n"
         os.write(sys.__stdout__.fileno(), text.encode())
 
     def exit_code(self) -> int:
@@ -355,6 +364,13 @@ class StopSignals:
     def requested(self) -> bool:
         """Whether any process received a signal (a collective in a multi-process run)."""
         return distributed.any_process(self.received is not None)
+
+    def stop_between_batches(self, games: int = 0) -> None:
+        """An evaluation's ``on_batch`` (``evaluate.play_in_batches``; ``games``, the batch's,
+        is not used): raises ``EvaluationStopped`` when a stop was requested. Every process
+        plays the same batches, so the collective ``requested`` lines up."""
+        if self.requested():
+            raise EvaluationStopped()
 
 
 def exit_at_once(received: signal.Signals, before_exit: Callable[[], str] | None) -> None:

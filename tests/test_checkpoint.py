@@ -217,3 +217,16 @@ def test_a_state_of_another_optimizer_is_named_as_such_not_as_damage(tmp_path):
     message = str(error.value)
     assert not isinstance(error.value, DamagedCheckpoint) and "damaged" not in message
     assert message.startswith(f"checkpoint {tmp_path / '1'} holds a state of another structure: opt_state.")
+
+
+def test_an_evaluation_recorded_after_its_save_competes_for_the_best_checkpoint(tmp_path):
+    checkpoints = Checkpoints(tmp_path, keep=1)
+    for step, win_rate in ((1, 0.9), (2, 0.1)):
+        checkpoints.save(step, fresh_ppo_state(), stage="ppo", update=step, cfg=TINY, evaluation_due=True)
+        assert checkpoints.info(step).evaluation_pending  # saved, its evaluation yet to run
+        checkpoints.record_evaluation(step, {"win_rate": win_rate, "episodes": 32})
+        assert checkpoints.info(step).metrics == {"win_rate": win_rate}
+        assert not checkpoints.info(step).evaluation_pending
+    checkpoints.save(3, fresh_ppo_state(), stage="ppo", update=3, cfg=TINY)
+    assert (checkpoints.steps, checkpoints.best_step) == ([1, 3], 1)  # the latest, and the best kept
+    assert Checkpoints(tmp_path, read_only=True).best_step == 1

@@ -258,6 +258,56 @@ def test_calibration_on_a_board_every_game_of_which_ends_at_the_first_click_is_a
     assert "(no calibration: every game on 1x2x1 ended at its first click)" in capsys.readouterr().out
 
 
+# ----------------------------------------------------------------------------- the final evaluation
+
+# One stage of two updates in one chunk, then a final evaluation far too long to wait for,
+# in batches of 8 games (the plain "evaluating on" line needs the progress lines on).
+LONG_FINAL_EVALUATION = config_lib.apply_overrides(
+    ENDLESS, ["ppo.total_updates=2", "run.final_eval_episodes=10000000", "run.eval_batch_size=8", "run.progress_bar=true"]
+)
+
+
+def start_until_the_final_evaluation(tmp_path, run_dir):
+    """A real training process of ``LONG_FINAL_EVALUATION``, and its stdout up to the line
+    that says the final evaluation starts."""
+    command = [sys.executable, "-m", "msjax.train", "--config", str(config_file(tmp_path, LONG_FINAL_EVALUATION))]
+    process = subprocess.Popen(
+        command + ["--workdir", str(run_dir)], cwd=REPO, env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    printed = []
+    while not printed or "evaluating on" not in printed[-1]:
+        line = process.stdout.readline()
+        assert line or process.poll() is None, f"the run ended before its final evaluation:\n{''.join(printed)}"
+        printed.append(line)
+    return process, "".join(printed)
+
+
+def test_a_sigterm_during_the_final_evaluation_stops_it_with_the_state_saved_and_a_resume_finishes_it(tmp_path):
+    run_dir = tmp_path / "run"
+    process, printed = start_until_the_final_evaluation(tmp_path, run_dir)
+    try:
+        # Saved before the evaluation starts: a SIGKILL from here on loses no update.
+        assert Checkpoints(run_dir / "checkpoints", read_only=True).steps == [2]
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    assert time.monotonic() - started < 30  # between two batches, not after 10,000,000 games
+    checkpoint = run_dir.resolve() / "checkpoints" / "2"
+    assert f"stopped by SIGTERM at ppo update 2: checkpoint {checkpoint} (its evaluation did not finish" in stdout
+    assert not (run_dir / "final_eval.json").exists()
+
+    final, printed = run_main(["--workdir", run_dir, "--resume", "--config.run.final_eval_episodes=8"])
+    assert f"the evaluation of checkpoint {checkpoint} did not finish: evaluating it (8 games)" in printed
+    assert json.loads((run_dir / "final_eval.json").read_text())["checkpoint"] == str(checkpoint)
+    assert final["episodes"] == 8 and Checkpoints(run_dir / "checkpoints", read_only=True).info(2).metrics is not None
+    evaluations = [row for row in runfiles.read_jsonl(run_dir / "metrics.jsonl")[1] if row["kind"] == "eval"]
+    assert [(row["step"], row["episodes"]) for row in evaluations] == [(2, 8)]
+
+
 # ----------------------------------------------------------------------------- the run directory's files
 
 

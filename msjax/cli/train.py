@@ -12,8 +12,9 @@ every process runs the same command with its own ``--process-id``. Without ``--w
 the run directory is the config's ``run.workdir``, or, when that holds a run already,
 the first of ``WORKDIR-2``, ``WORKDIR-3``, ... that does not (an explicit ``--workdir``
 that holds a run is refused). ``--resume`` continues from the latest intact checkpoint
-(of ``--workdir``, else of ``run.workdir``), saying which; on a run already complete it
-says so in one line and writes nothing; ``--resume-step N`` continues from kept step N.
+(of ``--workdir``, else of ``run.workdir``), saying which, and first runs its
+evaluation if that did not finish; on a run already complete it says so in one line
+and writes nothing; ``--resume-step N`` continues from kept step N.
 What a run does and writes is told in ``msjax.train``.
 """
 
