@@ -3,16 +3,20 @@
 A checkpoint directory (``runs/NAME/checkpoints/<step>``) holds two items: ``state``,
 the stage's state pytree exactly as training carries it (parameters, optimizer state,
 boards in play, PRNG key, update counter), and ``meta``, JSON with the stage's name
-(``msjax.stages.STAGES``), the stage's update counter and the full config. Typed
-PRNG keys are stored as their raw key data and wrapped again on restore. The manager
-keeps the last ``keep`` checkpoints and the best one by evaluation win rate (Orbax
-preservation policies ``LatestN`` + ``BestN``).
+(``msjax.stages.STAGES``), the stage's update counter, the full config and whether an
+evaluation of the checkpoint follows (``evaluation_due``). Typed PRNG keys are stored
+as their raw key data and wrapped again on restore. The manager keeps the last ``keep``
+checkpoints and the best one by evaluation win rate (Orbax preservation policies
+``LatestN`` + ``BestN``); a run saves a checkpoint before evaluating it, and
+``record_evaluation`` adds the win rate where Orbax keeps a save's metrics once the
+evaluation finishes (``CheckpointInfo.evaluation_pending`` until then).
 
 ``load_agent`` turns a run's checkpoint into an ``Agent`` (``msjax.load_agent``).
 
 Anything that cannot be restored as asked (a missing or damaged checkpoint, a different
-board or network) raises ``CheckpointError`` with the reason; nothing falls back to a
-fresh start. Damage is told apart (``DamagedCheckpoint``): ``meta`` records a SHA-256
+board or network, a state of another structure such as another optimizer's, a config
+field this msjax does not know) raises ``CheckpointError`` with the reason; nothing
+falls back to a fresh start. Damage is told apart (``DamagedCheckpoint``): ``meta`` records a SHA-256
 digest of every array's bytes at save time, and a restore recomputes them and checks
 that every floating-point array is finite (checkpoints saved before digests get the
 finite check alone), so flipped, truncated or missing bytes are caught instead of
@@ -36,6 +40,7 @@ import orbax.checkpoint as ocp
 from msjax import agent as agent_lib
 from msjax import config as config_lib
 from msjax import checkpoint_integrity as integrity
+from msjax import runfiles
 from msjax import stages as stages_lib
 
 WIN_RATE = "win_rate"
@@ -54,6 +59,11 @@ class CheckpointError(ValueError):
     """A checkpoint is missing, damaged, or does not fit the requested run."""
 
 
+class StateStructureMismatch(CheckpointError):
+    """A checkpoint's arrays are intact but are not those of this run's state: another
+    optimizer, or a setting that changes the state's structure."""
+
+
 class DamagedCheckpoint(CheckpointError):
     """A checkpoint's files are unreadable or differ from what was saved (another
     checkpoint of the run may still be intact)."""
@@ -69,6 +79,13 @@ class CheckpointInfo:
     update: int
     config: config_lib.ExperimentConfig
     metrics: dict[str, float] | None
+    evaluation_due: bool = False
+
+    @property
+    def evaluation_pending(self) -> bool:
+        """Whether the checkpoint was saved before an evaluation that did not finish (a
+        resume runs it first): one was due, and no win rate is recorded."""
+        return self.evaluation_due and self.metrics is None
 
 
 class _DropExpectedOrbaxWarnings(logging.Filter):
@@ -192,8 +209,11 @@ class Checkpoints:
         update: int,
         cfg: config_lib.ExperimentConfig,
         metrics: dict[str, float] | None = None,
+        evaluation_due: bool = False,
     ) -> Path:
-        """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``."""
+        """Writes ``state`` (any pytree of arrays and keys) as checkpoint ``step``, with
+        ``metrics["win_rate"]`` when given; ``evaluation_due``: an evaluation of it follows,
+        whose win rate ``record_evaluation`` adds once it finishes."""
         stages_lib.stage_named(stage)  # a ValueError naming the stages for any other name
         state = keys_to_data(state)
         meta = {
@@ -201,12 +221,13 @@ class Checkpoints:
             "update": int(update),
             "config": config_lib.to_dict(cfg),
             "digests": integrity.array_digests(state),
+            "evaluation_due": bool(evaluation_due),
         }
         args = ocp.args.Composite(
             state=ocp.args.StandardSave(state),
             meta=ocp.args.JsonSave(meta),
         )
-        metrics = None if metrics is None else {WIN_RATE: float(metrics[WIN_RATE])}
+        metrics = None if metrics is None else _tracked(metrics)
         try:
             self._manager.save(step, args=args, metrics=metrics, force=True)
             self._manager.wait_until_finished()
@@ -216,21 +237,56 @@ class Checkpoints:
             raise
         return self.path(step)
 
+    def record_evaluation(self, step: int, results: dict[str, Any]) -> None:
+        """Records the win rate of checkpoint ``step``'s evaluation (saved before it ran),
+        where Orbax keeps the metrics a save is given, so that it competes for the best
+        checkpoint and a resume knows the evaluation finished. Every process writes the same
+        bytes, atomically, so each one's manager reads them back."""
+        self._require(step)
+        item = self.path(step) / ocp.checkpoint_manager.METRIC_ITEM_NAME
+        item.mkdir(exist_ok=True)
+        runfiles.write_json_atomic(item / ocp.checkpoint_manager.METRIC_ITEM_NAME, _tracked(results))
+        self._manager.reload()
+
+    def replace(self, step: int, state: Any, **save_args: Any) -> Path:
+        """Saves ``state`` as checkpoint ``step`` in place of the one there (``save_args`` as
+        ``save`` takes them): a curriculum promoted by the checkpoint's evaluation. A crash
+        in between loses that step alone (a resume takes the newest one left)."""
+        self._require(step)
+        self._manager.delete(step)
+        return self.save(step, state, **save_args)
+
     def info(self, step: int) -> CheckpointInfo:
         """The stage, update counter, config and metrics of checkpoint ``step``."""
         meta = self._meta(step)
         try:
-            stage, update = meta["stage"], int(meta["update"])
-            cfg = config_lib.from_dict(meta["config"])
+            stage, update, saved_config = meta["stage"], int(meta["update"]), dict(meta["config"])
         except Exception as err:  # noqa: BLE001 - any failure here means the files are unusable
             raise DamagedCheckpoint(
                 f"checkpoint {self.path(step)} has no readable metadata (damaged, or not written "
                 f"by msjax): {type(err).__name__}: {_first_line(err)}"
             ) from err
+        cfg = self._saved_config(step, saved_config)
         if stage not in [known.name for known in stages_lib.STAGES]:
             raise CheckpointError(f"checkpoint {self.path(step)} names an unknown stage {stage!r}")
         metrics = self._manager.metrics(step)
-        return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics)
+        return CheckpointInfo(self.path(step), step, stage, update, cfg, metrics, bool(meta.get("evaluation_due")))
+
+    def _saved_config(self, step: int, saved: dict[str, Any]) -> config_lib.ExperimentConfig:
+        """The config in checkpoint ``step``'s metadata (``saved``, as stored).
+
+        Raises ``CheckpointError`` (not damage: the files read fine) naming the fields this
+        msjax does not know, or else what ``config.from_dict`` says is wrong."""
+        unknown = unknown_config_fields(saved)
+        if unknown:
+            raise CheckpointError(
+                f"checkpoint {self.path(step)} was saved with config field{'s' * (len(unknown) > 1)} "
+                f"{', '.join(unknown)}, which this msjax does not know (saved by a newer msjax?)"
+            )
+        try:
+            return config_lib.from_dict(saved)
+        except (ValueError, TypeError) as err:
+            raise CheckpointError(f"checkpoint {self.path(step)} holds a config this msjax cannot use: {err}") from err
 
     def _meta(self, step: int) -> dict[str, Any]:
         self._require(step)
@@ -250,8 +306,9 @@ class Checkpoints:
         ``template`` (a state of the same stage and config, concrete or abstract).
 
         Raises ``DamagedCheckpoint`` when the files cannot be read or an array differs
-        from its digest or holds NaN or infinity, ``CheckpointError`` when the arrays do
-        not fit ``template``.
+        from its digest or holds NaN or infinity, ``StateStructureMismatch`` when arrays of
+        ``template`` are not in the checkpoint, ``CheckpointError`` when the arrays do not
+        fit ``template`` otherwise.
 
         ``shardings`` (a pytree like ``template`` of ``jax.sharding.Sharding``, e.g.
         ``distributed.state_shardings``) restores each array straight into its place on
@@ -325,9 +382,10 @@ class Checkpoints:
             raise ValueError(f"arrays missing from the checkpoint: {', '.join(missing[:5])}")
         return jax.tree.unflatten(jax.tree.structure(abstract), [_stored(by_name, name) for name in names])
 
-    def _check_stored_shapes(self, step: int, abstract: Any) -> None:
-        """Compares the arrays on disk with ``abstract`` before reading them, so a
-        checkpoint of another board or network fails with the array's name."""
+    def stored_arrays(self, step: int) -> dict[str, Any]:
+        """``{array name: its metadata (shape, dtype)}`` of checkpoint ``step``'s state, read
+        from its metadata alone; a ``DamagedCheckpoint`` when that is unreadable."""
+        self._require(step)
         try:
             stored = self._manager.item_metadata(step)["state"]
             stored_leaves = jax.tree_util.tree_leaves_with_path(stored)
@@ -336,7 +394,20 @@ class Checkpoints:
                 f"checkpoint {self.path(step)} cannot be restored: its array metadata is unreadable "
                 f"(damaged?): {type(err).__name__}: {_first_line(err)}"
             ) from err
-        on_disk = {integrity.leaf_name(path): leaf for path, leaf in stored_leaves}
+        return {integrity.leaf_name(path): leaf for path, leaf in stored_leaves}
+
+    def _check_stored_shapes(self, step: int, abstract: Any) -> None:
+        """Compares the arrays on disk with ``abstract`` before reading them, so a
+        checkpoint of another state (``StateStructureMismatch``), board or network fails
+        with the array's name."""
+        on_disk = self.stored_arrays(step)
+        missing = missing_arrays(on_disk, abstract)
+        if missing:
+            raise StateStructureMismatch(
+                f"checkpoint {self.path(step)} holds a state of another structure: {missing[0]}"
+                + (f" and {len(missing) - 1} more arrays of this run's state are" if len(missing) > 1 else " is")
+                + " not in it (another optimizer, or a setting that shapes the state?)"
+            )
         for path, want in jax.tree_util.tree_leaves_with_path(abstract):
             got = _stored(on_disk, integrity.leaf_name(path))
             if got is not None and (tuple(got.shape) != want.shape or got.dtype != want.dtype):
@@ -349,6 +420,33 @@ class Checkpoints:
     def _require(self, step: int) -> None:
         if step not in self.steps:
             raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
+
+
+def missing_arrays(stored: dict[str, Any], template: Any) -> list[str]:
+    """The names of ``template``'s arrays (a state, concrete or abstract) that are not among
+    ``stored`` (``Checkpoints.stored_arrays``), renamed arrays (``RENAMED_ARRAYS``) found
+    under either name."""
+    names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(template)]
+    return [name for name in names if _stored(stored, name) is None]
+
+
+def _tracked(results: dict[str, Any]) -> dict[str, float]:
+    """The figures of an evaluation that a checkpoint keeps: its win rate."""
+    return {WIN_RATE: float(results[WIN_RATE])}
+
+
+def unknown_config_fields(saved: dict[str, Any]) -> list[str]:
+    """``section.field`` (or ``section``) of every entry of a stored config (``config.to_dict``'s
+    form) that this msjax's ``ExperimentConfig`` does not have, retired fields aside."""
+    known = config_lib.to_dict(config_lib.ExperimentConfig())
+    retired = {f"{section}.{field}" for section, field in config_lib.RETIRED_FIELDS}
+    unknown = []
+    for section, values in saved.items():
+        if section not in known:
+            unknown.append(section)
+        elif isinstance(values, dict):
+            unknown += [f"{section}.{field}" for field in values if field not in known[section]]
+    return [name for name in unknown if name not in retired]
 
 
 def _renamed_digests(digests: dict[str, str] | None) -> dict[str, str] | None:

@@ -3,11 +3,14 @@ its loop).
 
 A run directory holds one run: ``prepare_run_dir`` refuses a new run where checkpoints
 are, and moves an earlier run's leftovers (a run killed before its first checkpoint)
-aside to ``abandoned-K/``; a resume from an earlier step moves the later checkpoints to
+aside to ``abandoned-K/``; before any training it refuses a ``--workdir`` through a
+symbolic link to nothing and run files of the wrong kind or not writable
+(``RUN_PATHS``). A resume from an earlier step moves the later checkpoints to
 ``checkpoints-after-STEP/``; ``warm_start_params`` reads the network a new run starts
-from (``run.init_from``). ``finished_run`` tells a resume that there is nothing left to do. ``StopSignals`` turns SIGINT and SIGTERM into a request to
-stop at the next chunk boundary (a second signal: ``KeyboardInterrupt`` at once).
-Only process 0 moves files or prints.
+from (``run.init_from``). ``finished_run`` tells a resume that there is nothing left to
+do. ``StopSignals`` turns SIGINT and SIGTERM into a request to stop at the next chunk
+boundary or between two batches of an evaluation (``EvaluationStopped``); a second
+signal ends the process at once (``exit_at_once``). Only process 0 moves files or prints.
 """
 
 from __future__ import annotations
@@ -31,10 +34,22 @@ from msjax import config as config_lib
 from msjax import distributed, models, runfiles
 from msjax.config import ExperimentConfig
 from msjax.runfiles import resume_command
-from msjax.runlock import RunDirBusy, RunDirLock
+from msjax.runlock import LOCK_FILE, RunDirBusy, RunDirLock
 from msjax.runlog import StageInfo
 
 RUN_FILES = ("config.json", "metrics.jsonl", "tb", "final_eval.json", "train.log")
+"""What a run writes in its directory besides checkpoints (a new run moves them aside)."""
+
+RUN_PATHS = {
+    "checkpoints": ("directory", "checkpoints"),
+    "tb": ("directory", "TensorBoard events"),
+    "config.json": ("file", "config"),
+    "metrics.jsonl": ("file", "metrics rows"),
+    "train.log": ("file", "printed lines"),
+    "final_eval.json": ("file", "final evaluation"),
+    LOCK_FILE: ("file", "lock"),
+}
+"""Every path a run writes in its directory: the kind it must be and what it holds."""
 
 
 def holds_run(run_dir: Path) -> bool:
@@ -62,10 +77,14 @@ def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool, lock: Ru
 
     A new run refuses a directory that already holds checkpoints (resume it or pick
     another) and moves an earlier run's leftover files aside (``abandoned-K/``, only
-    process 0 moves files); a resumed run needs checkpoints. With ``lock``, process 0
-    takes the directory's lock (``lock_run_dir``) before anything is written there. Every
-    refusal is a ``SystemExit`` with a one-line ``error:``.
+    process 0 moves files); a resumed run needs checkpoints. A path through a symbolic
+    link to nothing is refused (``check_no_dangling_link``), and so are the run's files
+    and folders there of the wrong kind or not writable (``check_run_paths``), before any
+    training. With ``lock``, process 0 takes the directory's lock (``lock_run_dir``)
+    before anything is written there. Every refusal is a ``SystemExit`` with a one-line
+    ``error:``.
     """
+    check_no_dangling_link(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise SystemExit(f"error: --workdir {run_dir} is a file; name a directory for the run")
     has_checkpoints = holds_run(run_dir)
@@ -82,11 +101,54 @@ def prepare_run_dir(run_dir: Path, cfg: ExperimentConfig, resume: bool, lock: Ru
     except OSError as err:
         reason = err.strerror or str(err)
         raise SystemExit(f"error: cannot use {run_dir} as the run directory ({reason}); pick another --workdir")
+    # A new run moves an earlier run's files aside; what it keeps must be usable as it stands.
+    check_run_paths(run_dir, [name for name in RUN_PATHS if resume or name not in RUN_FILES], cfg.run.tensorboard)
     if lock is not None:
         lock_run_dir(lock, run_dir)
     if distributed.is_main_process() and not resume:
         set_aside_leftovers(run_dir)
     return run_dir
+
+
+def dangling_link(path: Path) -> Path | None:
+    """The first of ``path``'s parents, or ``path`` itself, from the top down, that is a
+    symbolic link to nothing; None when none is."""
+    for part in reversed([path, *path.parents]):
+        if part.is_symlink() and not part.exists():
+            return part
+    return None
+
+
+def check_no_dangling_link(run_dir: Path) -> None:
+    """A ``SystemExit`` whose one ``error:`` line names the symbolic link to nothing (and
+    its target) that ``run_dir`` goes through, if any: its target is not created, since
+    it may be a disk that is not mounted."""
+    link = dangling_link(run_dir)
+    if link is not None:
+        where = f"--workdir {link}" if link == run_dir else f"--workdir {run_dir}: {link}"
+        raise SystemExit(
+            f"error: {where} is a symbolic link to {os.readlink(link)}, which does not exist; "
+            "create it or pick another --workdir"
+        )
+
+
+def check_run_paths(run_dir: Path, names: Sequence[str], tensorboard: bool) -> None:
+    """A ``SystemExit`` whose one ``error:`` line names the first of ``names`` (keys of
+    ``RUN_PATHS``; ``tb`` only with ``tensorboard``) in ``run_dir`` that exists but is not
+    of its kind, or that this process cannot write; so the run fails before its first
+    update, not at its first save."""
+    for name in names:
+        path, (kind, holds) = run_dir / name, RUN_PATHS[name]
+        if (name == "tb" and not tensorboard) or not path.exists():
+            continue
+        if path.is_dir() != (kind == "directory"):
+            found = "directory" if path.is_dir() else "file"
+            raise SystemExit(
+                f"error: {path} is a {found}, where the run keeps its {holds} (a {kind}); "
+                "move it away or pick another --workdir"
+            )
+        if not os.access(path, os.W_OK | (os.X_OK if kind == "directory" else 0)):
+            raise SystemExit(f"error: {path} is not writable (no permission); make it writable or pick another --workdir")
 
 
 def lock_run_dir(lock: RunDirLock, run_dir: Path) -> None:
@@ -158,7 +220,11 @@ def restore_checkpoint(
                 f"{field}={target}; set --config.{field} to at least {info.update}"
             )
         template = stage.spec.abstract_state(cfg)
-        state = checkpoints.restore(chosen, template, distributed.state_shardings(template, mesh))
+        try:
+            state = checkpoints.restore(chosen, template, distributed.state_shardings(template, mesh))
+        except checkpoint_lib.StateStructureMismatch as err:
+            stored = checkpoints.stored_arrays(chosen)
+            raise checkpoint_lib.CheckpointError(f"{err}; {shaping_changes(stored, info.config, cfg, stage)}") from None
         return changed, names.index(info.stage), state
 
     say = print if distributed.is_main_process() else (lambda line: None)
@@ -169,6 +235,31 @@ def restore_checkpoint(
     if changed:
         say("resuming with changed settings: " + "; ".join(changed))
     return step, index, state
+
+
+def shaping_changes(stored: dict[str, Any], saved: ExperimentConfig, cfg: ExperimentConfig, stage: StageInfo) -> str:
+    """What a resume whose checkpoint holds a state of another structure says: the settings
+    that ``cfg`` changed from the checkpoint's config ``saved`` and that each alone give
+    ``stage``'s state another structure (its arrays not all among ``stored``:
+    ``Checkpoints.stored_arrays``), or, when no one setting does, every changed setting of
+    the sections the state depends on."""
+    changed = [line for line in config_lib.differences(saved, cfg) if line.split(".")[0] in stage.spec.reads]
+
+    def shapes_alone(line: str) -> bool:
+        section, field = line.split(":")[0].split(".", 1)
+        saved_value = getattr(getattr(saved, section), field)
+        try:
+            reverted = dataclasses.replace(cfg, **{section: dataclasses.replace(getattr(cfg, section), **{field: saved_value})})
+        except (ValueError, TypeError):  # not a valid config with that one setting as saved
+            return False
+        return not checkpoint_lib.missing_arrays(stored, stage.spec.abstract_state(reverted))
+
+    culprits = [line for line in changed if shapes_alone(line)]
+    if culprits:
+        return f"{'; '.join(culprits)} changes it: resume with the saved value, or start a new run"
+    if changed:
+        return f"changed since it was saved: {'; '.join(changed)}; resume with the saved settings, or start a new run"
+    return f"no setting of {', '.join(stage.spec.reads)} changed since it was saved (saved by another msjax?)"
 
 
 def where_in_run(stage: StageInfo, update: int) -> str:
@@ -230,9 +321,15 @@ class RunStopped(Exception):
         self.exit_code = exit_code
 
 
+class EvaluationStopped(Exception):
+    """A stop signal ended an evaluation between two of its batches (``StopSignals.
+    stop_between_batches``)."""
+
+
 class StopSignals:
     """While entered (in the main thread), SIGINT and SIGTERM ask the run to stop at the
-    next chunk boundary; a second one ends the process at once (``exit_at_once``) with
+    next chunk boundary, or between two batches of an evaluation
+    (``stop_between_batches``); a second one ends the process at once (``exit_at_once``) with
     128 + its number, after ``before_exit()`` (flush what is written; its text, such as
     how to continue, is printed). ``before_exit`` may be set after entering, once what it
     flushes exists."""
@@ -257,7 +354,7 @@ class StopSignals:
             exit_at_once(signal.Signals(number), self.before_exit)
         self.received = signal.Signals(number)
         # os.write: print() is not safe inside a signal handler (the main thread may be printing).
-        text = f"\n{self.received.name}: finishing the chunk in flight, then saving (again: stop at once)\n"
+        text = f"\n{self.received.name}: stopping after the chunk or evaluation batch in flight, with a checkpoint (again: stop at once)\n"
         os.write(sys.__stdout__.fileno(), text.encode())
 
     def exit_code(self) -> int:
@@ -267,6 +364,13 @@ class StopSignals:
     def requested(self) -> bool:
         """Whether any process received a signal (a collective in a multi-process run)."""
         return distributed.any_process(self.received is not None)
+
+    def stop_between_batches(self, games: int = 0) -> None:
+        """An evaluation's ``on_batch`` (``evaluate.play_in_batches``; ``games``, the batch's,
+        is not used): raises ``EvaluationStopped`` when a stop was requested. Every process
+        plays the same batches, so the collective ``requested`` lines up."""
+        if self.requested():
+            raise EvaluationStopped()
 
 
 def exit_at_once(received: signal.Signals, before_exit: Callable[[], str] | None) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from msjax import checkpoint as checkpoint_lib
-from msjax.checkpoint import CheckpointError, Checkpoints
+from msjax.checkpoint import CheckpointError, Checkpoints, DamagedCheckpoint, load_agent
 from msjax.config import apply_overrides
 from msjax.stages import ppo
 from tiny_runs import TINY, fresh_ppo_state, saved_run
@@ -191,3 +191,42 @@ def test_opening_a_run_read_only_logs_no_orbax_warnings(tmp_path, caplog):
     caplog.clear()
     Checkpoints(tmp_path / "checkpoints", read_only=True).close()
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
+
+
+def test_a_config_field_from_a_newer_msjax_is_named_not_called_damage(tmp_path):
+    saved_run(tmp_path)
+    meta_file = tmp_path / "checkpoints" / "1" / "meta" / "metadata"
+    meta = json.loads(meta_file.read_text())
+    meta["config"]["ppo"]["entropy_schedule"] = "cosine"
+    meta_file.write_text(json.dumps(meta))
+    for read in (lambda: Checkpoints(tmp_path / "checkpoints", read_only=True).info(1), lambda: load_agent(tmp_path)):
+        with pytest.raises(CheckpointError) as error:
+            read()
+        assert not isinstance(error.value, DamagedCheckpoint)
+        assert str(error.value) == (
+            f"checkpoint {tmp_path / 'checkpoints' / '1'} was saved with config field ppo.entropy_schedule, "
+            "which this msjax does not know (saved by a newer msjax?)"
+        )
+
+
+def test_a_state_of_another_optimizer_is_named_as_such_not_as_damage(tmp_path):
+    Checkpoints(tmp_path).save(1, fresh_ppo_state(), stage="ppo", update=1, cfg=TINY)
+    value_only = apply_overrides(TINY, ["ppo.trainable=value"])  # another optimizer state: value head alone
+    with pytest.raises(CheckpointError) as error:
+        Checkpoints(tmp_path).restore(1, ppo.STAGE.abstract_state(value_only))
+    message = str(error.value)
+    assert not isinstance(error.value, DamagedCheckpoint) and "damaged" not in message
+    assert message.startswith(f"checkpoint {tmp_path / '1'} holds a state of another structure: opt_state.")
+
+
+def test_an_evaluation_recorded_after_its_save_competes_for_the_best_checkpoint(tmp_path):
+    checkpoints = Checkpoints(tmp_path, keep=1)
+    for step, win_rate in ((1, 0.9), (2, 0.1)):
+        checkpoints.save(step, fresh_ppo_state(), stage="ppo", update=step, cfg=TINY, evaluation_due=True)
+        assert checkpoints.info(step).evaluation_pending  # saved, its evaluation yet to run
+        checkpoints.record_evaluation(step, {"win_rate": win_rate, "episodes": 32})
+        assert checkpoints.info(step).metrics == {"win_rate": win_rate}
+        assert not checkpoints.info(step).evaluation_pending
+    checkpoints.save(3, fresh_ppo_state(), stage="ppo", update=3, cfg=TINY)
+    assert (checkpoints.steps, checkpoints.best_step) == ([1, 3], 1)  # the latest, and the best kept
+    assert Checkpoints(tmp_path, read_only=True).best_step == 1

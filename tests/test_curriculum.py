@@ -109,7 +109,7 @@ def scripted_evaluation(win_rates_per_call):
     win rates ``win_rates_per_call[i]``."""
     script = iter(win_rates_per_call)
 
-    def evaluate(params, cfg, episodes):
+    def evaluate(params, cfg, episodes, on_batch=None):
         rates = next(script)
         results = {
             "episodes": episodes,

@@ -19,12 +19,12 @@ import numpy as np
 import orbax.checkpoint as ocp
 import pytest
 
-from msjax import checkpoint as checkpoint_lib
 from msjax import config as config_lib
 from msjax import exact, outofspace, runcontrol, runfiles, runlog
 from msjax.cli import train
 from msjax.checkpoint import Checkpoints
 from msjax.runlock import RunDirBusy, RunDirLock
+from msjax.stages import ppo
 from test_train import run_main
 from tiny_runs import CHILD_ENV, ENDLESS, REPO, TINY, config_file, saved_run, start_endless_run, wait_for
 
@@ -86,7 +86,7 @@ def test_a_diverged_run_stops_with_one_line_and_saves_no_non_finite_checkpoint(t
         newest = checkpoints.latest_step
         assert f"newest finite checkpoint is {checkpoints.path(newest)}" in line
         assert f"--workdir {run_dir} --resume --config.ppo.lr=1e+37" in line
-        checkpoints.restore(newest, checkpoint_lib.abstract_state("ppo", cfg))  # finite: no DamagedCheckpoint
+        checkpoints.restore(newest, ppo.STAGE.abstract_state(cfg))  # finite: no DamagedCheckpoint
     else:
         assert "no checkpoint was saved before it; start again with a smaller learning rate" in line
     assert not (run_dir / "final_eval.json").exists()
@@ -256,3 +256,127 @@ def test_calibration_on_a_board_every_game_of_which_ends_at_the_first_click_is_a
     monkeypatch.setattr(evaluate, "format_table", lambda name, cfg, shown: "table")
     assert evaluate.main(["--solver", "--episodes", "4", "--board", "1x2x1", "--safe-first-click"]) == 0
     assert "(no calibration: every game on 1x2x1 ended at its first click)" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- the final evaluation
+
+# One stage of two updates in one chunk, then a final evaluation far too long to wait for,
+# in batches of 8 games (the plain "evaluating on" line needs the progress lines on).
+LONG_FINAL_EVALUATION = config_lib.apply_overrides(
+    ENDLESS, ["ppo.total_updates=2", "run.final_eval_episodes=10000000", "run.eval_batch_size=8", "run.progress_bar=true"]
+)
+
+
+def start_until_the_final_evaluation(tmp_path, run_dir):
+    """A real training process of ``LONG_FINAL_EVALUATION``, and its stdout up to the line
+    that says the final evaluation starts."""
+    command = [sys.executable, "-m", "msjax.train", "--config", str(config_file(tmp_path, LONG_FINAL_EVALUATION))]
+    process = subprocess.Popen(
+        command + ["--workdir", str(run_dir)], cwd=REPO, env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    printed = []
+    while not printed or "evaluating on" not in printed[-1]:
+        line = process.stdout.readline()
+        assert line or process.poll() is None, f"the run ended before its final evaluation:\n{''.join(printed)}"
+        printed.append(line)
+    return process, "".join(printed)
+
+
+def test_a_sigterm_during_the_final_evaluation_stops_it_with_the_state_saved_and_a_resume_finishes_it(tmp_path):
+    run_dir = tmp_path / "run"
+    process, printed = start_until_the_final_evaluation(tmp_path, run_dir)
+    try:
+        # Saved before the evaluation starts: a SIGKILL from here on loses no update.
+        assert Checkpoints(run_dir / "checkpoints", read_only=True).steps == [2]
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    assert time.monotonic() - started < 30  # between two batches, not after 10,000,000 games
+    checkpoint = run_dir.resolve() / "checkpoints" / "2"
+    assert f"stopped by SIGTERM at ppo update 2: checkpoint {checkpoint} (its evaluation did not finish" in stdout
+    assert not (run_dir / "final_eval.json").exists()
+
+    final, printed = run_main(["--workdir", run_dir, "--resume", "--config.run.final_eval_episodes=8"])
+    assert f"the evaluation of checkpoint {checkpoint} did not finish: evaluating it (8 games)" in printed
+    assert json.loads((run_dir / "final_eval.json").read_text())["checkpoint"] == str(checkpoint)
+    assert final["episodes"] == 8 and Checkpoints(run_dir / "checkpoints", read_only=True).info(2).metrics is not None
+    evaluations = [row for row in runfiles.read_jsonl(run_dir / "metrics.jsonl")[1] if row["kind"] == "eval"]
+    assert [(row["step"], row["episodes"]) for row in evaluations] == [(2, 8)]
+
+
+# ----------------------------------------------------------------------------- the run directory's files
+
+
+def run_dir_with(tmp_path, name, kind, resume):
+    """``(run_dir, command-line arguments)``: a run directory (holding a saved run when
+    ``resume``) whose ``name`` is a ``kind`` ("file" or "directory"), and a tiny run's
+    arguments on it."""
+    cfg = config_lib.apply_overrides(TINY, ["run.tensorboard=false"])
+    run_dir = saved_run(tmp_path / "run", cfg) if resume else tmp_path / "run"
+    run_dir.mkdir(exist_ok=True)
+    (run_dir / name).unlink(missing_ok=True)  # the saved run's config.json
+    (run_dir / name).mkdir() if kind == "directory" else (run_dir / name).write_text("not a directory")
+    argv = ["--config", str(config_file(tmp_path, cfg)), "--workdir", str(run_dir)]
+    return run_dir, argv + (["--resume"] if resume else [])
+
+
+def test_a_checkpoints_file_ends_a_real_run_with_one_error_line_and_no_traceback(tmp_path):
+    run_dir, argv = run_dir_with(tmp_path, "checkpoints", "file", resume=False)
+    finished = subprocess.run(
+        [sys.executable, "-m", "msjax.train", *argv], cwd=REPO, env=CHILD_ENV, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert finished.returncode == 1 and "Traceback" not in finished.stderr, finished.stderr[-2000:]
+    errors = [line for line in finished.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {run_dir / 'checkpoints'} is a file, where the run keeps its checkpoints (a directory); "
+        "move it away or pick another --workdir"
+    ]
+    assert "update" not in finished.stdout  # not one update trained, nor evaluated
+
+
+@pytest.mark.parametrize(
+    "name, kind, resume",
+    [("run.lock", "directory", False), ("metrics.jsonl", "directory", True), ("train.log", "directory", True),
+     ("final_eval.json", "directory", True), ("config.json", "directory", True)],
+)  # fmt: skip
+def test_a_run_file_of_the_wrong_kind_is_one_error_line_before_any_training(tmp_path, name, kind, resume):
+    run_dir, argv = run_dir_with(tmp_path, name, kind, resume)
+    with pytest.raises(SystemExit) as stopped:
+        train.main(argv)
+    assert str(stopped.value.code).startswith(f"error: {run_dir / name} is a {kind}, where the run keeps its ")
+    assert "\n" not in stopped.value.code
+    written = {path.name for path in run_dir.iterdir()}  # nothing yet: no lock, no log, no metrics
+    assert written == ({"checkpoints", "config.json", name} if resume else {name})
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in a read-only directory: nothing to observe")
+def test_a_read_only_checkpoints_directory_is_one_error_line_before_any_training(tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "checkpoints").chmod(0o555)
+    with pytest.raises(SystemExit) as stopped:
+        train.main(["--config", str(config_file(tmp_path, TINY)), "--workdir", str(run_dir)])
+    assert stopped.value.code == (
+        f"error: {run_dir / 'checkpoints'} is not writable (no permission); make it writable or pick another --workdir"
+    )
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["new run", "resume"])
+@pytest.mark.parametrize("below", ["", "run"], ids=["the link", "below the link"])
+def test_a_workdir_through_a_dangling_link_is_one_line_naming_the_link_and_its_target(tmp_path, resume, below):
+    link, target = tmp_path / "runs", tmp_path / "unmounted" / "runs"
+    link.symlink_to(target)
+    workdir = link / below if below else link
+    argv = ["--workdir", str(workdir), "--resume"] if resume else ["--config", str(config_file(tmp_path, TINY)), "--workdir", str(workdir)]
+    with pytest.raises(SystemExit) as stopped:
+        train.main(argv)
+    where = f"--workdir {link}" if workdir == link else f"--workdir {workdir}: {link}"
+    assert stopped.value.code == (
+        f"error: {where} is a symbolic link to {target}, which does not exist; create it or pick another --workdir"
+    )
+    assert not target.exists()

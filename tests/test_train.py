@@ -168,6 +168,19 @@ def test_resume_with_another_board_names_the_mismatch_and_changes_nothing(finish
     assert (run_dir / "config.json").read_text() == before
 
 
+def test_resume_with_another_optimizer_names_the_setting_not_damage(finished_run):
+    run_dir, _, _ = finished_run
+    before = (run_dir / "config.json").read_text()
+    argv = ["--workdir", str(run_dir), "--resume-step", str(IMITATION_UPDATES), "--config.imitation.optimizer=muon"]
+    with pytest.raises(CheckpointError) as error:
+        train_cli.main(argv)
+    message = str(error.value)
+    assert "damaged" not in message and "\n" not in message
+    assert f"checkpoints/{IMITATION_UPDATES} holds a state of another structure: opt_state." in message
+    assert message.endswith("; imitation.optimizer: 'adamw' -> 'muon' changes it: resume with the saved value, or start a new run")
+    assert (run_dir / "config.json").read_text() == before
+
+
 def test_resume_skips_a_truncated_checkpoint_for_the_newest_intact_one(finished_run, tmp_path):
     run_dir = tmp_path / "copy"
     shutil.copytree(finished_run[0], run_dir)

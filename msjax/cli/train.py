@@ -12,8 +12,9 @@ every process runs the same command with its own ``--process-id``. Without ``--w
 the run directory is the config's ``run.workdir``, or, when that holds a run already,
 the first of ``WORKDIR-2``, ``WORKDIR-3``, ... that does not (an explicit ``--workdir``
 that holds a run is refused). ``--resume`` continues from the latest intact checkpoint
-(of ``--workdir``, else of ``run.workdir``), saying which; on a run already complete it
-says so in one line and writes nothing; ``--resume-step N`` continues from kept step N.
+(of ``--workdir``, else of ``run.workdir``), saying which, and first runs its
+evaluation if that did not finish; on a run already complete it says so in one line
+and writes nothing; ``--resume-step N`` continues from kept step N.
 What a run does and writes is told in ``msjax.train``.
 """
 
@@ -33,6 +34,7 @@ from msjax.cli.args import config_overrides, non_negative_int, positive_float
 from msjax.config import ExperimentConfig
 from msjax.runcontrol import (
     RunStopped,
+    check_no_dangling_link,
     finished_run,
     holds_run,
     interrupted_advice,
@@ -135,6 +137,7 @@ def resolve_config(args: argparse.Namespace) -> ExperimentConfig:
     if args.config is not None:
         cfg = config_lib.load_config(args.config)
     else:
+        check_no_dangling_link(Path(args.workdir))
         saved = Path(args.workdir) / "config.json"
         if not saved.is_file():
             raise SystemExit(f"error: {saved} not found; pass --config to say what to train")

@@ -3,7 +3,7 @@ logs for a mix, and that promote a curriculum to its next level."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from msjax import env as ms_env
 from msjax.evaluate.games import play_games
@@ -17,9 +17,10 @@ def evaluate_boards(
     seed: int,
     batch_size: int,
     eval_mines: Sequence[int | None],
+    on_batch: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """``episodes`` games on each board of a board mix, padded as in training, board ``i``
-    with ``eval_mines[i]`` mines (None: over its range).
+    with ``eval_mines[i]`` mines (None: over its range); ``on_batch`` as in ``evaluate``.
 
     Returns the last board's figures (the curriculum's target: its win rate is the run's
     headline and picks the best checkpoint) plus, per board NAME, ``win_rate/NAME`` and
@@ -29,7 +30,7 @@ def evaluate_boards(
     results: dict[str, Any] = {}
     for index, (board, mines) in enumerate(zip(env_cfg.boards, eval_mines)):
         board_cfg = ms_env.board_env(env_cfg, index, mines)
-        games = play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size)
+        games = play_games(agent.for_board(board_cfg), board_cfg, episodes, seed, batch_size, on_batch=on_batch)
         summary = summarize_games(games)
         name = ms_env.board_name(board)
         results.update(summary)  # the last board's figures stay

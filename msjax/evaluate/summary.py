@@ -6,7 +6,7 @@ moves, and the return split into its reward components.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -65,6 +65,7 @@ def evaluate(
     seed: int = 0,
     batch_size: int = 1024,
     max_steps: int | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Plays ``episodes`` games of ``env_cfg`` with ``agent`` and returns its figures.
 
@@ -77,6 +78,8 @@ def evaluate(
       batch_size: games stepped together on the device.
       max_steps: a game still running after this many steps is a loss (default
         ``env.move_limit(env_cfg)``).
+      on_batch: called after each batch with its number of games (``play_in_batches``);
+        what it raises ends the evaluation there.
 
     Returns:
       ``win_rate``, ``win_rate_ci95`` (Wilson ``(low, high)``), ``revealed_fraction`` (mean
@@ -90,5 +93,5 @@ def evaluate(
     Raises:
       ValueError: ``episodes``, ``batch_size`` or ``max_steps`` below 1.
     """
-    games = play_games(agent, env_cfg, episodes, seed, batch_size, max_steps)
+    games = play_games(agent, env_cfg, episodes, seed, batch_size, max_steps, on_batch)
     return {**summarize_games(games), "reward_components": reward_components(games, env_cfg)}

@@ -5,9 +5,12 @@ A run plays the stages of ``msjax.stages.run_stages`` in order: imitation of the
 solver (when enabled), then PPO initialised from its parameters. Each stage runs as
 jitted chunks of ``run.chunk_updates`` updates; this module sees only the chunk
 boundaries, where it logs the per-update metrics (``msjax.runlog``: ``metrics.jsonl``
-and TensorBoard), evaluates the greedy policy on fresh boards (every board of a board
-mix, and promotes a curriculum to its next level: ``msjax.stages.curriculum``), saves
-Orbax checkpoints and shows progress.
+and TensorBoard), saves Orbax checkpoints, then evaluates the greedy policy on fresh
+boards (every board of a board mix, and promotes a curriculum to its next level:
+``msjax.stages.curriculum``), and shows progress. The checkpoint comes before its
+evaluation, so that nothing trained is lost however the evaluation ends; its win rate
+is recorded with it when the evaluation finishes, and a resume from a checkpoint whose
+evaluation did not finish runs that evaluation first.
 
 Training runs data-parallel on every visible device (``run.num_devices``, 0 = all;
 ``msjax.distributed``); in a multi-process run all processes compute and write
@@ -19,8 +22,9 @@ terminal). A resume continues from a checkpoint exactly as the run would have go
 
 SIGINT (Ctrl-C) and SIGTERM (``timeout``, Slurm, Kubernetes, ``docker stop``) let the
 chunk in flight finish, write its metrics, save a checkpoint and exit with
-128 + the signal's number, printing how to continue; a second signal stops at once,
-keeping the state before the chunk in flight if it can.
+128 + the signal's number, printing how to continue; during an evaluation, they end it
+after the batch of games in flight (its checkpoint is saved already). A second signal
+stops at once, keeping the state before the chunk in flight if it can.
 """
 
 from __future__ import annotations
@@ -46,7 +50,14 @@ from msjax import runfiles, runlog
 from msjax import stages as stages_lib
 from msjax import memory as memory_lib
 from msjax.config import ExperimentConfig
-from msjax.runcontrol import RunStopped, StopSignals, hard_stop_note, restore_checkpoint, set_aside_later_steps
+from msjax.runcontrol import (
+    EvaluationStopped,
+    RunStopped,
+    StopSignals,
+    hard_stop_note,
+    restore_checkpoint,
+    set_aside_later_steps,
+)
 from msjax.runlog import MetricsWriter, NoWriter, Progress
 from msjax.stages import StageSpec
 
@@ -56,6 +67,7 @@ __all__ = [
     "after_chunk",
     "check_memory",
     "compiled_chunk",
+    "evaluate_checkpoint",
     "evaluate_params",
     "make_stages",
     "maybe_promote",
@@ -169,10 +181,13 @@ class RunContext:
     stop: StopSignals = dataclasses.field(default_factory=StopSignals)
 
 
-def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[str, Any]:
+def evaluate_params(
+    params: Any, cfg: ExperimentConfig, episodes: int, on_batch: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """The greedy policy of ``params`` on ``episodes`` fresh boards (the same boards at every
     evaluation of a run, so evaluations compare like with like); with a board mix,
-    ``episodes`` games on each board (``evaluate.evaluate_boards``).
+    ``episodes`` games on each board (``evaluate.evaluate_boards``). ``on_batch`` is called
+    after each batch of ``run.eval_batch_size`` games (what it raises ends the evaluation).
 
     Every process plays the same boards on its own default device (so all agree on the
     checkpoint's win rate); the parameters are copied there from their mesh.
@@ -182,8 +197,8 @@ def evaluate_params(params: Any, cfg: ExperimentConfig, episodes: int) -> dict[s
     batch_size = cfg.run.eval_batch_size
     if cfg.env.boards:
         eval_mines = cfg.curriculum.eval_mines or (None,) * len(cfg.env.boards)
-        return evaluate_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines)
-    return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size)
+        return evaluate_lib.evaluate_boards(agent, cfg.env, episodes, seed, batch_size, eval_mines, on_batch)
+    return evaluate_lib.evaluate(agent, cfg.env, episodes=episodes, seed=seed, batch_size=batch_size, on_batch=on_batch)
 
 
 def _crossed(before: int, after: int, every: int) -> bool:
@@ -191,38 +206,65 @@ def _crossed(before: int, after: int, every: int) -> bool:
 
 
 def run_stage(
-    stage: Stage, state: Any, ctx: RunContext, eval_episodes_at_end: int
+    stage: Stage, state: Any, ctx: RunContext, eval_episodes_at_end: int, evaluation_pending: bool = False
 ) -> tuple[Any, dict | None]:
     """Runs ``stage`` from ``state`` to its last update; returns the state and its last
-    evaluation (None when the stage had nothing left to do).
+    evaluation (None when the stage had nothing left to do). ``evaluation_pending``: the
+    checkpoint ``state`` was resumed from was saved before an evaluation that did not
+    finish, which runs first.
 
-    A stop signal (``ctx.stop``) ends the run after the chunk in flight (``RunStopped``);
-    a ``KeyboardInterrupt`` anywhere in the loop first writes the finished chunk's rows
-    and saves the newest state.
+    A stop signal (``ctx.stop``) ends the run after the chunk in flight, or between two
+    batches of an evaluation (``RunStopped``, the state saved); a ``KeyboardInterrupt``
+    anywhere in the loop first writes the finished chunk's rows and saves the newest state.
     """
     update, results = int(distributed.host_value(state.update)), None
-    while update < stage.total_updates:
-        unwritten = None
+    if evaluation_pending:
+        episodes = eval_episodes_at_end if update == stage.total_updates else ctx.cfg.run.eval_episodes
+        if distributed.is_main_process():
+            path = ctx.checkpoints.path(stage.first_step + update)
+            print(f"the evaluation of checkpoint {path} did not finish: evaluating it ({episodes} games)")
         try:
-            num_updates = min(ctx.cfg.run.chunk_updates, stage.total_updates - update)
-            started = time.perf_counter()
-            # Rebind at once: the chunk donates its input, so the old state is gone.
-            state, metrics = stage.make_chunk(num_updates)(state)
-            unwritten = (update, metrics)
-            metrics = distributed.host_value(metrics)
-            ctx.writer.write_updates(stage, update, metrics)
-            unwritten = None
-            divergence.check_chunk(stage.spec, update, metrics, state.params, ctx.checkpoints, ctx.cfg)
-            update_after = int(distributed.host_value(state.update))
-            ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
-            state, results = after_chunk(stage, state, update, ctx, eval_episodes_at_end)
-            update = update_after
-        except KeyboardInterrupt:
-            _save_on_interrupt(stage, state, ctx, unwritten)
-            raise
+            state, results = evaluate_checkpoint(stage, state, ctx, episodes)
+        except EvaluationStopped:
+            raise _stopped_in_evaluation(stage, state, ctx) from None
+    while update < stage.total_updates:
+        state, results, update = _run_chunk(stage, state, update, ctx, eval_episodes_at_end)
         if ctx.stop.requested():
             raise RunStopped(_save_on_stop(stage, state, ctx), ctx.stop.exit_code())
     return state, results
+
+
+def _run_chunk(
+    stage: Stage, state: Any, update: int, ctx: RunContext, eval_episodes_at_end: int
+) -> tuple[Any, dict | None, int]:
+    """One chunk from ``update``, its rows, and what follows it (``after_chunk``): the
+    state, the evaluation (or None) and the update reached."""
+    unwritten = None
+    try:
+        num_updates = min(ctx.cfg.run.chunk_updates, stage.total_updates - update)
+        started = time.perf_counter()
+        # Rebind at once: the chunk donates its input, so the old state is gone.
+        state, metrics = stage.make_chunk(num_updates)(state)
+        unwritten = (update, metrics)
+        metrics = distributed.host_value(metrics)
+        ctx.writer.write_updates(stage, update, metrics)
+        unwritten = None
+        divergence.check_chunk(stage.spec, update, metrics, state.params, ctx.checkpoints, ctx.cfg)
+        update_after = int(distributed.host_value(state.update))
+        ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
+        state, results = after_chunk(stage, state, update, ctx, eval_episodes_at_end)
+    except EvaluationStopped:
+        raise _stopped_in_evaluation(stage, state, ctx) from None
+    except KeyboardInterrupt:
+        _save_on_interrupt(stage, state, ctx, unwritten)
+        raise
+    return state, results, update_after
+
+
+def _stopped_in_evaluation(stage: Stage, state: Any, ctx: RunContext) -> RunStopped:
+    """The ``RunStopped`` of a signal that ended the evaluation of ``state``'s checkpoint."""
+    note = " (its evaluation did not finish: a resume runs it first)"
+    return RunStopped(_save_on_stop(stage, state, ctx) + note, ctx.stop.exit_code())
 
 
 def after_chunk(
@@ -232,25 +274,47 @@ def after_chunk(
     ctx: RunContext,
     eval_episodes_at_end: int,
 ) -> tuple[Any, dict | None]:
-    """After a chunk (its rows written), evaluates (and, with a curriculum, promotes) and
-    checkpoints when due: at the first chunk boundary past each interval and at the end of
-    the stage. Returns the state (its curriculum advanced by a promotion) and the
-    evaluation, if any."""
+    """After a chunk (its rows written), checkpoints and then evaluates (and, with a
+    curriculum, promotes) when due: at the first chunk boundary past each interval and at
+    the end of the stage. The checkpoint comes first, so that a signal, or a kill, during
+    a long evaluation loses no update (``evaluate_checkpoint``). Returns the state (its
+    curriculum advanced by a promotion) and the evaluation, if any."""
     run_cfg, update = ctx.cfg.run, int(distributed.host_value(state.update))
     at_end = update == stage.total_updates
-    results = None
-    if at_end or _crossed(previous, update, run_cfg.eval_every_updates):
-        episodes = eval_episodes_at_end if at_end else run_cfg.eval_episodes
-        ctx.progress.evaluating(stage, update, episodes)
-        results = evaluate_params(state.params, ctx.cfg, episodes)
-        ctx.writer.write_eval(stage, update, results)
-        ctx.progress.evaluated(stage, update, results)
-        state = maybe_promote(stage, state, update, results, ctx)
-    if results is not None or _crossed(previous, update, run_cfg.checkpoint_every_updates):
+    evaluates = at_end or _crossed(previous, update, run_cfg.eval_every_updates)
+    if evaluates or _crossed(previous, update, run_cfg.checkpoint_every_updates):
         step = stage.first_step + update
-        ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg, metrics=results)
+        ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg, evaluation_due=evaluates)
     ctx.writer.flush()
-    return state, results
+    if not evaluates:
+        return state, None
+    return evaluate_checkpoint(stage, state, ctx, eval_episodes_at_end if at_end else run_cfg.eval_episodes)
+
+
+def evaluate_checkpoint(stage: Stage, state: Any, ctx: RunContext, episodes: int) -> tuple[Any, dict]:
+    """Evaluates ``state``, saved as its checkpoint just before, on ``episodes`` games:
+    logs the figures, records the win rate with the checkpoint (``record_evaluation``)
+    and, when it promotes a curriculum, saves the promoted state in its place. Returns
+    the state and the evaluation.
+
+    Raises:
+      EvaluationStopped: a stop signal came before the evaluation or between two of its
+        batches (the checkpoint stays, its evaluation unrecorded: a resume runs it).
+    """
+    update = int(distributed.host_value(state.update))
+    step = stage.first_step + update
+    ctx.stop.stop_between_batches()  # a signal during the chunk: not one game
+    ctx.progress.evaluating(stage, update, episodes)
+    results = evaluate_params(state.params, ctx.cfg, episodes, ctx.stop.stop_between_batches)
+    ctx.writer.write_eval(stage, update, results)
+    ctx.progress.evaluated(stage, update, results)
+    promoted = maybe_promote(stage, state, update, results, ctx)
+    if promoted is state:
+        ctx.checkpoints.record_evaluation(step, results)
+    else:
+        ctx.checkpoints.replace(step, promoted, stage=stage.name, update=update, cfg=ctx.cfg, metrics=results)
+    ctx.writer.flush()
+    return promoted, results
 
 
 def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any], ctx: RunContext) -> Any:
@@ -304,19 +368,21 @@ def train(
     cfg: ExperimentConfig, run_dir: Path, resume: bool, resume_step: int | None = None, warm_start: Any = None
 ) -> tuple[Path, dict[str, Any]]:
     """Runs every stage (when resuming, from checkpoint ``resume_step``, or the newest
-    intact one; else from the parameters ``warm_start`` when given); returns the last
-    checkpoint's path and the final evaluation, also written to ``final_eval.json``.
-    SIGINT and SIGTERM stop it at a chunk boundary with ``RunStopped``, its checkpoint
-    saved."""
+    intact one, first finishing its evaluation if that did not finish; else from the
+    parameters ``warm_start`` when given); returns the last checkpoint's path and the
+    final evaluation, also written to ``final_eval.json``. SIGINT and SIGTERM stop it at a
+    chunk boundary, or between two batches of an evaluation, with ``RunStopped``, its
+    checkpoint saved."""
     mesh = distributed.make_mesh(cfg.run.num_devices)
     stages = make_stages(cfg, mesh)
     main_process = distributed.is_main_process()
     keep = cfg.run.keep_checkpoints
     with contextlib.closing(checkpoint_lib.Checkpoints(run_dir / "checkpoints", keep=keep)) as checkpoints:
-        start_index, state = 0, None
+        start_index, state, evaluation_pending = 0, None, False
         if resume:
             step, start_index, state = restore_checkpoint(checkpoints, stages, cfg, mesh, resume_step)
             set_aside_later_steps(checkpoints, step, run_dir)
+            evaluation_pending = checkpoints.info(step).evaluation_pending
         check_memory(stages[start_index:], cfg)
         done = stages[start_index].first_step
         done += int(distributed.host_value(state.update)) if state is not None else 0
@@ -332,7 +398,7 @@ def train(
             progress = Progress(stages, done, cfg.run.progress_bar and main_process, printing=main_process)
             with contextlib.closing(writer), contextlib.closing(progress):
                 ctx = RunContext(cfg, checkpoints, writer, progress, stop)
-                final = run_stages(stages, start_index, state, ctx, warm_start)
+                final = run_stages(stages, start_index, state, ctx, warm_start, evaluation_pending)
         checkpoint_path = checkpoints.path(checkpoints.latest_step)
     if main_process:
         write_final_eval(run_dir / "final_eval.json", final, checkpoint_path)
@@ -340,11 +406,16 @@ def train(
 
 
 def run_stages(
-    stages: list[Stage], start_index: int, state: Any, ctx: RunContext, warm_start: Any = None
+    stages: list[Stage],
+    start_index: int,
+    state: Any,
+    ctx: RunContext,
+    warm_start: Any = None,
+    evaluation_pending: bool = False,
 ) -> dict[str, Any]:
     """Runs ``stages[start_index:]``, the first from ``state`` (None: fresh, with the
-    parameters ``warm_start`` when given), each later one from its predecessor's
-    parameters; returns the final evaluation."""
+    parameters ``warm_start`` when given; ``evaluation_pending``: see ``run_stage``), each
+    later one from its predecessor's parameters; returns the final evaluation."""
     final = None
     for index in range(start_index, len(stages)):
         stage = stages[index]
@@ -352,9 +423,12 @@ def run_stages(
             state = stage.init(state.params if state is not None else warm_start)
         last = index == len(stages) - 1
         episodes = ctx.cfg.run.final_eval_episodes if last else ctx.cfg.run.eval_episodes
-        state, final = run_stage(stage, state, ctx, episodes)
-    if final is None:  # resumed a finished run: nothing ran, so evaluate what is there
-        final = evaluate_params(state.params, ctx.cfg, ctx.cfg.run.final_eval_episodes)
+        state, final = run_stage(stage, state, ctx, episodes, evaluation_pending and index == start_index)
+    if final is None:  # resumed a finished run, its evaluation recorded: evaluate what is there
+        try:
+            final = evaluate_params(state.params, ctx.cfg, ctx.cfg.run.final_eval_episodes, ctx.stop.stop_between_batches)
+        except EvaluationStopped:
+            raise _stopped_in_evaluation(stages[-1], state, ctx) from None
     return final
 
 
