@@ -1,26 +1,20 @@
 """Beginner (8x8, 10 mines, opening start) at GPU scale: the seed's PPO with 4096 boards.
 
-The seed's hyper-parameters (gamma 0.995, lambda 0.95, clip 0.2, entropy 0.003, AdamW
-3e-4 with cosine decay, 3 epochs, 8 minibatches) with ``num_envs`` raised from 256 to
-4096 boards and the rollout shortened to 32 steps, so an update still sees ~131k
-transitions (minibatches of ~16k). Imitation of the rule solver comes first, with half
-the boards played by the network itself (DAgger). The policy only reveals
-(``flag_actions=False``): flags never help to win, and a policy that may flag can
-stall instead of committing to a reveal.
-Micro-batches bound the memory of each gradient step without changing its data (the same
-gradient up to float rounding): every compiled chunk fits a 16 GB card by XLA's memory
-analysis (``python -m msjax.memory configs/beginner.py --config.model.conv_impl=xla``;
-benchmarks/RESULTS.md).
+Trains: from scratch, 1,000 imitation updates of the rule solver (4096 boards, 16 steps
+each, half played by the network: small.py's labels, the proven-mine term, the few-proofs
+weight and the proof term), then 2,000 PPO updates with the seed's hyper-parameters
+(gamma 0.995, lambda 0.95, clip 0.2, entropy 0.003, AdamW 3e-4 cosine, 3 epochs, 8
+minibatches; 32-step rollouts, ~131k transitions an update).
+Network: four 64-channel conv layers in bfloat16, one pass (small.py has since moved to
+six 48-channel layers; this config keeps the four, unmeasured at this scale); the policy
+only reveals. Micro-batches keep every compiled chunk within a 16 GB card
+(``python -m msjax.memory configs/beginner.py --config.model.conv_impl=xla``).
+Time and win rate: GPU-scale, unmeasured (no GPU run has trained it to the end).
 
-The recipe of configs/small.py is adopted, scaled: imitation also teaches the first click
-(``opening_weight``) and, lightly, the solver's move where nothing is proven
-(``guess_weight=0.1``), a term keeps the policy off the cells the labels prove to be mines
-(``proven_mine_weight=3``), the forced states with one to three proved cells count again
-(``few_proofs_weight=0.5``), every reveal logit is also read alone as "this cell is proven
-safe" on forced states (``proof_bce_weight=1.0``), and the network is four 64-channel layers
-deep. What each of these was worth on small.py: its docstring and benchmarks/RESULTS.md,
-"Agents against their teacher". This scale is unmeasured (no GPU was lent).
-``intermediate.py``, ``expert.py`` and ``curriculum.py`` derive from this config.
+    python -m msjax.train --config configs/beginner.py       # -> runs/beginner
+
+intermediate.py, expert.py and curriculum.py derive from this config. Its earlier
+docstring: docs/experiments/configs-history.md.
 """
 
 from msjax.config import ExperimentConfig, RunConfig

@@ -1,20 +1,15 @@
 """One agent for beginner, intermediate and expert: a curriculum 8x8x10 -> 16x16x40 -> 16x30x99.
 
-Every board is padded to 16x30 and played in one batch (``env.boards``), each with mine
-densities mixed in a band around its standard count (the seed: 12-20%; expert's own
-20.6% is the top of its band). Training starts on 8x8; when the greedy policy's eval win
-rate on the current board (at its standard mine count) passes the seed's threshold
-(30%, the middle of its 25-35%), the next board takes over, while 20% of the games
-replay the earlier boards and, before a promotion, 10% preview the next one. Only these
-traced weights change, so one compiled program trains every level. Imitation of the rule
-solver warms the network up on the first board; then PPO at the expert config's GPU
-scale. Micro-batches bound the memory of each gradient step without changing its data
-(the same gradient up to float rounding), so that every compiled chunk fits a 16 GB card
-by XLA's memory analysis (``python -m msjax.memory configs/curriculum.py
---config.model.conv_impl=xla``; benchmarks/RESULTS.md).
-
-On a 2-core CPU, tiny settings run the whole pipeline (imitation, PPO on the padded mix,
-per-board evaluations, checkpoints) end to end in one to two minutes::
+Derives from expert.py (its network, PPO and imitation recipe), from scratch. Every board is
+padded to 16x30 and played in one batch (``env.boards``), mine densities mixed in a band
+around each standard count. Imitation warms up on 8x8; then PPO, and when the greedy
+policy's win rate on the current board passes 30% the next board takes over, 20% of games
+replaying earlier boards and 10% previewing the next: one compiled program for every level.
+Micro-batches keep every chunk within a 16 GB card
+(``python -m msjax.memory configs/curriculum.py --config.model.conv_impl=xla``).
+Time and win rate: GPU-scale, unmeasured. Tiny settings run the whole pipeline end to end in
+one to two minutes on a 2-core CPU (they win no games, so stay on 8x8;
+``tests/test_curriculum.py`` checks promotion on a scripted evaluation)::
 
     python -m msjax.train --config configs/curriculum.py --workdir runs/curriculum_tiny \\
         --config.imitation.num_envs=16 --config.imitation.num_updates=4 \\
@@ -23,12 +18,6 @@ per-board evaluations, checkpoints) end to end in one to two minutes::
         --config.model.channels=16 --config.model.dtype=float32 --config.run.chunk_updates=2 \\
         --config.run.eval_every_updates=2 --config.run.eval_episodes=16 \\
         --config.run.final_eval_episodes=32 --config.run.eval_batch_size=16
-
-(A run this short wins no games, so it stays on 8x8; ``tests/test_curriculum.py`` checks
-promotion, its log and its checkpoint on a scripted evaluation.)
-
-Everything else is ``expert.py`` (its network, PPO and imitation recipe), with the
-stages' lengths, micro-batches and evaluation sizes below.
 """
 
 import dataclasses

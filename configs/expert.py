@@ -1,8 +1,13 @@
-"""Expert (16x30, 99 mines, opening start) at GPU scale: ``intermediate.py`` on a 16x30
-board (its second pass, ``model.recycles=1``, included), with eight residual blocks, more
-updates and smaller micro-batches (every compiled chunk fits a 16 GB card: ``python -m
-msjax.memory configs/expert.py --config.model.conv_impl=xla``; figures in
-benchmarks/RESULTS.md).
+"""Expert (16x30, 99 mines, opening start) at GPU scale.
+
+Derives from intermediate.py (its second pass and residual tower) on a 16x30 board, from
+scratch, with eight residual blocks, 3,000 imitation and 6,000 PPO updates, and smaller
+micro-batches (every compiled chunk fits a 16 GB card: ``python -m msjax.memory
+configs/expert.py --config.model.conv_impl=xla``).
+Time and win rate: GPU-scale, unmeasured. ``benchmarks/gpu_run.py --config expert`` sizes
+it to one device call.
+
+    python -m msjax.train --config configs/expert.py         # -> runs/expert
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config

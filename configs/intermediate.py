@@ -1,14 +1,15 @@
-"""Intermediate (16x16, 40 mines, opening start) at GPU scale: ``beginner.py`` on a
-16x16 board, with the deeper residual network (wider boards need a larger receptive
-field), twice the updates of each stage, and micro-batches sized so that every compiled
-chunk fits a 16 GB card (``python -m msjax.memory configs/intermediate.py
---config.model.conv_impl=xla``; figures in benchmarks/RESULTS.md).
+"""Intermediate (16x16, 40 mines, opening start) at GPU scale.
 
-As in the CPU chains (intermediate_cpu.py, expert_cpu.py), the network takes a second pass
-over each position with its first pass's mine beliefs as an input plane
-(``model.recycles=1``: +10.9 points on 16x30 at CPU scale; on 8x8 level, so beginner.py
-stays with one pass). It doubles the network's work per step and its activations, so the
-micro-batches are half what one pass needed. This scale is unmeasured (no GPU was lent).
+Derives from beginner.py (its PPO, imitation recipe, 4096 boards and evaluation) on a
+16x16 board, from scratch, with a deeper residual tower (six 64-channel blocks: a wider
+board needs a larger receptive field), the CPU chains' second pass (``model.recycles=1``),
+twice each stage's updates (2,000 imitation, 4,000 PPO) and micro-batches that keep every
+compiled chunk within a 16 GB card (``python -m msjax.memory configs/intermediate.py
+--config.model.conv_impl=xla``).
+Time and win rate: GPU-scale, unmeasured. ``benchmarks/gpu_run.py --config intermediate``
+sizes it to one device call.
+
+    python -m msjax.train --config configs/intermediate.py   # -> runs/intermediate
 """
 
 from msjax.config import ExperimentConfig, apply_overrides, load_config
