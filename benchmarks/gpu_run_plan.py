@@ -11,7 +11,7 @@ the guard's stop waits for the chunk in flight), the evaluation cadence
 guard must stop training so that what follows still fits (``Plan.stop_at_s``).
 
 The seconds: each stage's env steps/s and compile time on an H100 (``H100_RATES``, from
-benchmarks/RESULTS.md, measured with one pass of the network: divided by the network's
+docs/results/gpu-runs.md, measured with one pass of the network: divided by the network's
 passes, ``1 + model.recycles``, unless measured figures are given), a fixed start, and
 greedy play for the evaluations (``eval_seconds``). Of the seconds left after the start,
 the compiles and the guard's reserve, ``SAFETY`` is planned.
@@ -38,8 +38,8 @@ class StageRate:
     compile_s: float
 
 
-# benchmarks/RESULTS.md, "On an NVIDIA H100 (2026-11-26, a second session)" and "(a third
-# session)": `gpu_acceptance.py` chunks of 2 updates of the shipped configs, bf16, one pass
+# docs/experiments/006-* and 009-*, the H100 sessions of 2026-11-26 ("Acceptance run", the second
+# and third): `gpu_acceptance.py` chunks of 2 updates of the shipped configs, bf16, one pass
 # of the network (model.recycles=0). Keyed by board (H, W, mines).
 H100_RATES: dict[tuple[int, int, int], dict[str, StageRate]] = {
     (8, 8, 10): {"imitation": StageRate(486_058, 34.0), "ppo": StageRate(710_965, 6.8)},

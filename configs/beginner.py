@@ -39,7 +39,7 @@ def get_config() -> ExperimentConfig:
             steps_per_env=32,
             mini_batches=8,
             ppo_epochs=3,
-            frontier_mask_until_updates=0,  # off: not measured at this scale (small.py: RESULTS.md, issue 16)
+            frontier_mask_until_updates=0,  # off: unmeasured at this scale (docs/experiments/042-*)
             total_updates=2000,
         ),
         run=RunConfig(

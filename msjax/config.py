@@ -187,7 +187,7 @@ def to_dict(cfg: ExperimentConfig) -> dict[str, dict[str, Any]]:
 # saved config (a checkpoint's, a run's config.json) holding that value loads as if the
 # field were absent, so runs saved before the removal still load; any other value raises.
 RETIRED_FIELDS: dict[tuple[str, str], Any] = {
-    ("imitation", "pass_mine_weight"): 0.0,  # removed 2026-12-05: measured, no gain (RESULTS.md)
+    ("imitation", "pass_mine_weight"): 0.0,  # removed 2026-12-05: no gain (docs/experiments/025-*)
 }
 
 

@@ -53,7 +53,7 @@ class ModelConfig:
         ReLU in every block) or ``"conv_relu_norm"`` (the seed's sketch: conv, ReLU,
         GroupNorm, and no GroupNorm after the last conv). Same parameter names; the
         seed's order has no ``GroupNorm_0`` in the last block. The default stays: the
-        seed's order was not measurably better on configs/small.py (benchmarks/RESULTS.md).
+        seed's order was not measurably better on configs/small.py (docs/experiments/042-*).
       norm: the normalisation in every block: ``"group"`` (GroupNorm, about 8 channels a
         group, its statistics taken over the whole board), ``"cell"`` (LayerNorm over each
         cell's channels alone, so a cell's features depend only on its receptive field,
@@ -81,7 +81,7 @@ class ModelConfig:
         inputs (no gradient flows into the earlier move). The players and stages that
         carry them: ``evaluate.play_games`` (``Agent.act_carry``) and the imitation stage
         with ``forward_is_shared``; everything else plays each move from a zero prior.
-        False (the default): no carry. Measured (benchmarks/RESULTS.md, "Beliefs carried
+        False (the default): no carry. Measured (docs/experiments/026-*, "Beliefs carried
         over moves"): +1.15 points [+0.16, +2.14] on 16x16 for a one-pass network; on 8x8
         (+0.17) and in the recycled 16x16 chain (+0.52 [-0.22, +1.25]), whose second
         pass already reads beliefs, not separated.
@@ -90,7 +90,7 @@ class ModelConfig:
         maximum over the board, through a dense layer), so that the tower can weigh what
         no 3x3 receptive field sees: how many mines the rest of the board holds. Empty
         (the default): a purely local tower. Plain tower only. Measured (benchmarks/
-        RESULTS.md, "The mine count in the observation, and global pooling"): ``(2, 4)``
+        docs/experiments/031-*, "The mine count in the observation, and global pooling"): ``(2, 4)``
         with ``obs_density`` in the whole recycled 16x16 chain, 83.65% of 6,000 16x16x40
         boards against 83.52% without it, +0.13 [-0.64, +0.90] paired: no gain at CPU scale.
     """

@@ -6,7 +6,7 @@ gymnax and Jumanji consumers write ``jax.vmap(env.step)``. Under ``vmap``, msjax
 one-board ``env.step`` places mines and runs the flood fill on every board at every step
 (a ``lax.cond`` becomes a select, a ``while_loop`` runs until the slowest board is done);
 ``env.batch_step`` gates that rare work over the batch and is much faster on big batches
-(benchmarks/RESULTS.md, "The env in gymnax and Jumanji"). ``game_step(cfg)`` is ``env.step`` with a ``jax.custom_batching.custom_vmap``
+(docs/results/env-throughput.md). ``game_step(cfg)`` is ``env.step`` with a ``jax.custom_batching.custom_vmap``
 rule that calls ``env.batch_step`` (without its auto-reset), so the adapters keep the
 batch speed whoever vmaps them.
 """

@@ -82,7 +82,7 @@ def first_click_cell(height: int, width: int, safe_neighbourhood: bool) -> int:
     most often a zero (Tu et al. 2017 show corner probes raise the win rate). Opening start
     (``safe_neighbourhood``): the first click is always a zero, so the question is where
     the opening helps most; cell (2, 2) (third row and column, clamped to the board) keeps
-    the guaranteed 3x3 clear block one cell off both edges. ``benchmarks/RESULTS.md`` has
+    the guaranteed 3x3 clear block one cell off both edges. ``docs/experiments/017-*`` has
     the measurements behind the choice; ``benchmarks/solver_winrate.py --first-click R,C``
     overrides it.
     """

@@ -95,7 +95,7 @@ class SolverConfig:
         unknown cell next to a revealed number) has an estimated mine probability above
         this, the guess is an unknown cell off the frontier instead (the most likely
         zero), if there is one. 1.0 (the default) disables it; the seed's value is 0.35,
-        which won no more games on any standard board (``benchmarks/RESULTS.md``).
+        which won no more games on any standard board (``docs/experiments/043-*``).
       use_information_gain: among candidate guesses take the one most likely to be a
         zero (the product of its unknown neighbours' safe probabilities, 0 next to a
         proved mine); otherwise a uniformly random candidate.

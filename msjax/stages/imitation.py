@@ -25,7 +25,7 @@ lowest exact mine probability (learnt like the forced-safe set), and
 ``mine_targets="exact"`` makes the mine head's target each cell's exact probability, on
 every view within the analysis' limits (flagged views keep the solver's move and the
 sampled mines). ``augment_symmetries`` sends each state through a random symmetry of the
-board. What each is worth on configs/small.py: benchmarks/RESULTS.md, "Exact targets and
+board. What each is worth on configs/small.py: docs/experiments/075-*, "Exact targets and
 training-time symmetries in the imitation stage".
 
 Each update plays and labels (``play_and_label``, a ``lax.scan`` of

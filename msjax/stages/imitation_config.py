@@ -37,7 +37,7 @@ class ImitationConfig:
         over all forced states. On 16x30 they are ~5% of the forced states and hold over
         half the proofs the agent passes over (benchmarks/missed_proofs.py). 0.5 on the
         16x30 stage: a third fewer of them passed over, no more games won
-        (benchmarks/RESULTS.md, "Weighting the states with few proofs").
+        (docs/experiments/058-a-deeper-network-six-layers.md, "Weighting ...").
       few_proofs_cells: the most forced-safe cells a state of ``few_proofs_ce`` has, >= 1.
       proof_bce_weight: weight of ``proof_bce`` on the forced states (``losses.proof_bce_sums``:
         each reveal logit read alone as the belief that its cell is proven safe, a balanced
@@ -62,7 +62,7 @@ class ImitationConfig:
       random_first_click_share: share of new games opened at a uniformly random cell
         before anyone plays them (``batchplay.random_first_clicks``), in [0, 1]; the
         rest open where their player clicks (the solver at ``solver.first_click``). Off
-        by default: measured worse on configs/small.py (benchmarks/RESULTS.md).
+        by default: measured worse on configs/small.py (docs/experiments/042-*).
       solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
         (belief propagation) or ``"exact"``: the playing solver guesses on exact
         probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
@@ -97,7 +97,7 @@ class ImitationConfig:
         so successive updates see less of the same games, at the cost of k - 1 solver
         moves of the batch per update (cheap beside the network's forward and backward).
         1, the default: every move labelled. k = 4 on the 16x30 stage: no gain
-        (benchmarks/RESULTS.md, "Less correlated states").
+        (docs/experiments/058-a-deeper-network-six-layers.md, "Less ...").
       hardest_states: states per gradient step, chosen as the ones that carry the most
         loss under the network that played them (``losses.imitation_loss_shares`` of its
         play-time outputs: no second forward pass when learner games need one anyway);
@@ -105,11 +105,11 @@ class ImitationConfig:
         ``num_envs * steps_per_update`` labelled states; else in [1, that many]. The
         logged losses and accuracies stay those of all the update's states. Measured
         on configs/small.py and the 16x16 stage: faster early, no better at the end
-        (benchmarks/RESULTS.md, "The gradient on the hardest states").
+        (docs/experiments/057-the-gradient-on-the-hardest-states.md).
       share_forward: where it can (``forward_is_shared``), the learner's games play with
         the logits of the gradient step's own forward pass on their states, not a pass of
         their own: the same update, one network pass fewer (0.85 to 0.93 times the time per
-        update of the CPU configs: benchmarks/RESULTS.md, "One network pass fewer").
+        update of the CPU configs: docs/experiments/022-one-network-pass-fewer.md).
         False: the learner's pass of its own, as before (for timing the two).
     """
 
