@@ -151,7 +151,8 @@ def check_array(owner: str, name: str, value: Any, expected: str, ndim: int, kin
     integers) and, where given, the ``shape``.
 
     Args:
-      owner, name: the function and its argument, as the message names them.
+      owner: the function, as the message names it.
+      name: its argument, as the message names it.
       expected: the array's contract, as the message shows it: ``"bool[B, H, W]"``.
     """
     where = f"{owner}.{name}"

@@ -115,8 +115,10 @@ def gae(
     neither the bootstrap value nor the later advantages cross that boundary.
 
     Args:
-      rewards, values: float32[T, N]; dones: bool[T, N]; last_value: float32[N], the
-        value of the state after the last step.
+      rewards: float32[T, N].
+      values: float32[T, N].
+      dones: bool[T, N].
+      last_value: float32[N], the value of the state after the last step.
 
     Returns:
       ``(advantages, returns)``, both float32[T, N], ``returns = advantages + values``.

@@ -21,7 +21,8 @@ class Board:
     first click and its neighbours stay clear, else only the first click.
 
     Args:
-      height, width: the board's shape.
+      height: the board's rows.
+      width: the board's columns.
       mine_count: mines to place at the first reveal (ignored with ``mine_mask``).
       safe_neighbourhood: the first-click rule.
       rng: source of the placement (a fresh ``np.random.default_rng()`` when None).

@@ -132,8 +132,9 @@ def batch_solver_play(
       states: ``EnvState`` with a leading batch axis ``[B]``.
       keys: ``[B]`` PRNG keys, typed (``jax.random.key``) or legacy (``uint32[B, 2]``).
       memory: the ``SolverMemory`` returned by the previous move, or ``empty_memory(states)``.
-      cfg, solver_cfg: static configs; chunk_size: static (0: an eighth of the batch,
-        at least 64).
+      cfg: the static game config.
+      solver_cfg: the static solver config.
+      chunk_size: static (0: an eighth of the batch, at least 64).
 
     Returns:
       ``(actions int32[B], layers int32[B], memory)``.
@@ -175,7 +176,9 @@ def batch_solver_action(
     Args:
       states: ``EnvState`` with a leading batch axis ``[B]``.
       keys: ``[B]`` PRNG keys, typed (``jax.random.key``) or legacy (``uint32[B, 2]``).
-      cfg, solver_cfg: static configs; chunk_size: static.
+      cfg: the static game config.
+      solver_cfg: the static solver config.
+      chunk_size: static.
 
     Returns:
       ``(actions int32[B], layers int32[B])``.

@@ -236,7 +236,8 @@ def solver_action(
       state: one game (no batch axis; ``batch_solver_action`` is the fast batched form).
       key: PRNG key for tie-breaks among guesses, typed (``jax.random.key``) or legacy
         (``jax.random.PRNGKey``; the same moves for the same seed).
-      cfg, solver_cfg: static configs.
+      cfg: the static game config.
+      solver_cfg: the static solver config.
 
     Returns:
       ``(action int32[], layer int32[])``: ``layer`` is the layer that proved the revealed

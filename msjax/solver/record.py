@@ -94,7 +94,8 @@ def record_game(
     Args:
       key: PRNG key of the game and the solver's tie-breaks, typed (``jax.random.key``) or
         legacy (``jax.random.PRNGKey``; the same game for the same seed).
-      cfg, solver_cfg: the env and solver configs.
+      cfg: the env config.
+      solver_cfg: the solver config.
       first_click: ``(row, col)`` that overrides the solver's opening click.
 
     Returns:

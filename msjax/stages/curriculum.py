@@ -194,7 +194,8 @@ def board_mix_metrics(
     of the finished games) and ``win_rate_train/NAME``.
 
     Args:
-      done, won: bool[steps, games], a game ended (was won) at that step.
+      done: bool[steps, games], a game ended at that step.
+      won: bool[steps, games], a game was won at that step.
       board: int32[steps, games], the board of the mix each game plays.
     """
     finished = jnp.sum(done, dtype=jnp.float32)

@@ -307,8 +307,11 @@ def plot_compute_curve(
     against wall seconds, side by side.
 
     Args:
-      steps, wall: float[N]: the environment steps and wall seconds of each point.
-      win, low, high: float[N]: each point's win rate (0 to 1) and its 95% interval.
+      steps: float[N], the environment steps of each point.
+      wall: float[N], the wall seconds of each point.
+      win: float[N], each point's win rate (0 to 1).
+      low: float[N], the lower end of its 95% interval.
+      high: float[N], the upper end of its 95% interval.
       path: where to write the PNG.
       title: the figure's title.
       starts: ``(env steps, wall seconds)``, each float[K]: where a stage begins, drawn
