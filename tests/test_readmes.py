@@ -156,6 +156,8 @@ def check_parses(argv: list[str]) -> None:
         serve.parse_args(argv[3:])
     elif argv[:3] == ["python", "-m", "ruff"]:
         assert argv[3:] == ["check", "."] and "[tool.ruff" in (REPOSITORY / "pyproject.toml").read_text()
+    elif argv[:3] == ["python", "-m", "mkdocs"]:
+        assert argv[3:] in (["serve"], ["build", "--strict"]) and (REPOSITORY / "mkdocs.yml").is_file()
     elif argv[:3] == ["python", "-m", "pytest"]:
         assert (REPOSITORY / argv[-1]).is_dir()
     elif argv[0] == "python" and argv[1].endswith(".py"):
