@@ -59,7 +59,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from msjax.solver.forward import NEG_INF, Table, final_weights, forward_pass, normalised
+from msjax.solver.forward import NEG_INF, Table, final_weights, forward_pass, log_layout_count, normalised
 from msjax.solver.grid import in_chunks, to_boards
 from msjax.solver.types import ExactLimits, Forced, View
 
@@ -145,7 +145,10 @@ def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
     batch at one table size ``max_states``."""
     revealed, _, mine_count = views
     num_boards, height, width = revealed.shape
-    planner, table, cells, alphas, dests, overflow, shift_total, last = forward_pass(views, steps, max_open, max_states)
+    forward = forward_pass(views, steps, max_open, max_states)
+    planner, table, cells, alphas, dests, overflow, last = (
+        forward.planner, forward.table, forward.cells, forward.alphas, forward.dests, forward.overflow, forward.last
+    )
 
     beta, log_reference = jax.vmap(functools.partial(final_weights, size=height * width))(
         table, mine_count, planner.num_off
@@ -184,7 +187,7 @@ def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
         overflow=overflow,
         beyond=planner.too_wide | (planner.num_cells > steps),
         impossible=planner.impossible,
-        log_layouts=log_total + log_reference + shift_total,
+        log_layouts=log_layout_count(log_total, log_reference, (forward.shift_total, forward.shift_error)),
     )
 
 
