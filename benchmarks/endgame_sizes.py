@@ -18,10 +18,10 @@ endgame_layouts=--bound)`` at depth 0, on the host): where the device's endgame 
 view it plays the endgame's best click (ties to the safest, then the first), elsewhere the
 one-move guess. Whether the device solves a view is decided by its own rules: the policy's
 tier of the view's layout count (all subsets up to ``DENSE_LAYOUTS``, then each of
-``--sizes``), that tier's ``max_cells``, and ``reachable_sets``' table and per-round limits,
-replayed round by round. A view within the bound that a tier's cells or sets leave unsolved
-is *flagged*: ``flagged / game`` counts them by cause, and ``lost in flagged`` is what
-its fall-back guess lost there against the best click, in points per game. ``--save FILE``
+``--sizes``), that tier's ``max_cells`` and its table of sets (``reachable_sets``). A view
+within the bound that a tier's cells or sets leave unsolved is *flagged*: ``flagged``
+counts them by cause, and ``lost in flagged`` is what its fall-back guess lost there
+against the best click, in points per game. ``--save FILE``
 keeps every game's outcome, ``--paired-with FILE`` (a saved run of the same board, seed and
 games) prints the paired difference: two ``--sizes`` on the same boards.
 
@@ -159,54 +159,17 @@ def tier_sizes(num_layouts: int, bound: int, sizes) -> tuple[int | None, int]:
     return (None if top <= DENSE_LAYOUTS else max(1, min(max_sets, 2**top - top - 2))), max_cells
 
 
-def reachable_rounds(outcome: dict[int, list[int]], cells: list[int], num_layouts: int, cap: int):
-    """The rounds of ``solver.endgame.reachable_sets`` from the view's set: per round
-    ``(children, table, fresh)``: the splits of the last round's new sets (two layouts or
-    more, not the set itself; with repeats), the distinct sets in the table after it, the
-    sets new to it. Stops when a round finds nothing new or the table passes ``cap``."""
-    classes = []  # the layouts where each cell shows each number (a mine splits nothing off: the game is lost)
-    for c in cells:
-        masks: dict[int, int] = {}
-        for layout, shown in enumerate(outcome[c]):
-            if shown != MINE:
-                masks[shown] = masks.get(shown, 0) | 1 << layout
-        classes.extend(masks.values())
-    table: set[int] = set()
-    fresh, rounds = [(1 << num_layouts) - 1], []
-    while fresh and len(table) <= cap:
-        children = [child for group in fresh for child in (group & mask for mask in classes)
-                    if child != group and bin(child).count("1") >= 2]
-        new = set(children) - table
-        table |= new
-        rounds.append((len(children), len(table), len(new)))
-        fresh = list(new)
-    return rounds
+FLAGS = ("", "cells", "sets")
 
 
-def table_fits(rounds, max_sets: int) -> bool:
-    """Whether ``reachable_sets`` with a table of ``max_sets`` holds every set: each round's
-    children fit ``4 * max_sets`` slots, its new sets ``max_sets // 2``, the table ``max_sets``."""
-    newest = max(1, max_sets // 2)
-    return all(children <= 4 * max_sets and table <= max_sets and fresh <= newest for children, table, fresh in rounds)
-
-
-FLAGS = ("", "cells", "sets", "rounds")
-
-
-def device_flag(num_layouts: int, outcome, cells: list[int], num_sets: int, bound: int, sizes) -> str:
+def device_flag(num_layouts: int, cells: list[int], num_sets: int, bound: int, sizes) -> str:
     """Why the device's endgame leaves a view of at most ``bound`` layouts unsolved:
     ``"cells"`` (more cells whose outcome differs than its tier's ``max_cells``), ``"sets"``
-    (more reachable sets, ``num_sets``, than its tier's table holds), ``"rounds"`` (they fit
-    the table, but a round of finding them overflows ``reachable_sets``' buffers), or ``""``
-    (solved)."""
+    (more reachable sets, ``num_sets``, than its tier's table holds), or ``""`` (solved)."""
     max_sets, max_cells = tier_sizes(num_layouts, bound, sizes)
     if len(cells) > max_cells:
         return "cells"
-    if max_sets is None:
-        return ""
-    if num_sets > max_sets:
-        return "sets"
-    return "" if table_fits(reachable_rounds(outcome, cells, num_layouts, max_sets), max_sets) else "rounds"
+    return "sets" if max_sets is not None and num_sets > max_sets else ""
 
 
 def play_game(board: Board, args, sizes, neighbours, rows: list) -> bool:
@@ -231,7 +194,7 @@ def play_game(board: Board, args, sizes, neighbours, rows: list) -> bool:
                 raise RuntimeError(f"{len(layouts)} layouts listed, the analysis counts {analysis.total}")
             outcome = click_outcomes(layouts, hidden, neighbours)
             best, by_cell, cells, sets = solve(len(layouts), hidden, outcome)
-            flag = device_flag(len(layouts), outcome, cells, sets, args.bound, sizes)
+            flag = device_flag(len(layouts), cells, sets, args.bound, sizes)
             if args.player == "search" and not flag:
                 cell = endgame_click(by_cell, cells, outcome)
             rows.append((analysis.total, best - by_cell[cell], len(cells), sets, FLAGS.index(flag)))
@@ -281,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.games} games, {args.player} player won {100 * wins.mean():.2f}%, sizes {args.sizes}, "
           f"{time.perf_counter() - began:.0f} s")
     print(f"{'layouts':>9} {'views/game':>10} {'loss/game (pts)':>15} {'changed':>8} {'cells p50/max':>14} "
-          f"{'sets p50/p99/max':>18}  {'flagged cells/sets/rounds':>25} {'lost in flagged':>15}  "
+          f"{'sets p50/p99/max':>18}  {'flagged cells/sets':>18} {'lost in flagged':>15}  "
           f"loss held by a table of {'/'.join(map(str, TABLES))} sets")
     buckets = []
     for low, high in BUCKETS:
@@ -296,8 +259,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{low:>4}-{high:<4} {bucket['views_per_game']:>10.3f} {bucket['loss_points_per_game']:>15.3f} "
               f"{bucket['changed']:>8.2f} {bucket['cells_p50']:>6.0f}/{bucket['cells_max']:<7} "
               f"{bucket['sets_p50']:>6.0f}/{bucket['sets_p99']:.0f}/{bucket['sets_max']}  "
-              f"{flagged['cells']:>9}/{flagged['sets']}/{flagged['rounds']:<9} "
-              f"{bucket['flagged_loss_points_per_game']:>15.3f}  "
+              f"{flagged['cells']:>9}/{flagged['sets']:<8} {bucket['flagged_loss_points_per_game']:>15.3f}  "
               + "/".join(f"{held:.3f}" for held in bucket["loss_held_by_table"].values()))
     result = {"bench": "endgame_sizes", "board": f"{height}x{width}x{mines}", "games": args.games,
               "seed": args.seed, "bound": args.bound, "player": args.player, "sizes": args.sizes,
