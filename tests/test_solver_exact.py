@@ -23,6 +23,7 @@ from test_exact import random_positions, real_positions
 
 from msjax import env, exact, solver
 from msjax.solver import exact as device_exact
+from msjax.solver.forward import two_sum
 from msjax.solver.lookahead import candidate_cells, lookahead_scores, nearly_safest
 from msjax.solver.types import ExactLimits
 
@@ -330,6 +331,12 @@ def expert_openings():
     board = exact.Board(16, 30, 99, True, rng=np.random.default_rng(0))
     board.reveal(3 * 30 + 3)
     return [(revealed, counts), (board.revealed.copy(), np.where(board.revealed, board.counts, 0).astype(np.int32))]
+
+
+def test_two_sum_keeps_the_rounding_error_of_a_compiled_float32_sum():
+    # the layout counts' logs rely on it: XLA must not reassociate (a + b) - a into b
+    total, error = jax.jit(two_sum)(jnp.float32(2.0**24), jnp.float32(1.0))
+    assert float(total) == 2.0**24 and float(error) == 1.0
 
 
 def test_the_survival_scores_of_open_expert_boards_agree_with_msjax_exact_in_float64():
