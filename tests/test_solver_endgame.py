@@ -19,7 +19,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_exact import consistent_layouts
-from drawings import position
+from drawings import position, view
 from test_solver_exact import BATCH as GAMES
 from test_solver_exact import EXACT_SOLVER
 
@@ -153,6 +153,28 @@ def test_endgame_flags_views_it_cannot_solve(solved):
     assert (result.cell_win[[many, broken]] == -1).all()
 
 
+# Four mines, 14 layouts, 16 cells whose click tells something, 124 sets to know: they fit
+# the table of 128 sets, but the third round of finding them met 554 splits, more than its
+# 512 slots, and the view was flagged.
+MANY_SPLITS = """
+    # # # # #
+    # # # # #
+    # 2 1 1 #
+    # 1 0 1 #
+    # 1 0 1 #
+"""
+
+
+def test_endgame_solves_a_view_whose_sets_fit_its_table_however_they_arrive():
+    revealed, counts = view(MANY_SPLITS)
+    result = solve([(revealed, counts, MINES)] * 16)  # the batch of ``endgame_views``, compiled for ``solved``
+    layouts = [tuple(layout) for layout in consistent_layouts(revealed, counts, MINES)]
+    best, by_cell = minimax(layouts, frozenset(np.flatnonzero(revealed.reshape(-1)).tolist()))
+    assert len(layouts) == 14 and result.solved[0] and result.num_layouts[0] == 14
+    np.testing.assert_allclose(result.win[0], best, atol=1e-6)
+    np.testing.assert_allclose(by_cell[int(result.cell[0])], best, atol=1e-6)
+
+
 def test_endgame_does_not_depend_on_the_draws(solved):
     _, first, second = solved
     np.testing.assert_array_equal(first.cell, second.cell)
@@ -266,6 +288,21 @@ def test_click_values_of_a_fifty_fifty_a_free_click_and_a_table_too_small():
     assert bool(fits) and sorted(int(x) for x in np.asarray(sets)[:, 0] if x != 0xFFFFFFFF) == sorted(
         m for m in range(16) if bin(m).count("1") in (2, 3)
     )
+
+
+def test_the_reachable_sets_fit_however_many_splits_a_round_meets():
+    # Six layouts that each of 30 cells tells apart one by one (a chain like the one above,
+    # every column five times): 56 sets to know, each split the same way by five clicks, so
+    # the third round of the search meets 300 splits (15 sets of four, 20 clicks each), more
+    # than the 256 slots a table of 64 sets had for them: such views were flagged, though
+    # their sets fit the table.
+    chain = np.tile(np.where(np.eye(6, dtype=bool), MINE, 0), (1, 5))
+    sets, fits = _reachable_sets(mask_of(range(6), 6), classes_of(chain), max_sets=64)
+    assert bool(fits) and sorted(int(x) for x in np.asarray(sets)[:, 0] if x != 0xFFFFFFFF) == sorted(
+        m for m in range(64) if 2 <= bin(m).count("1") <= 5
+    )
+    chances, fits = _click_values(mask_of(range(6), 6), classes_of(chain), max_sets=64, num_layouts=6)
+    assert bool(fits) and np.asarray(chances) == pytest.approx(clicks_by_recursion(chain), abs=1e-6)
 
 
 def test_distinct_layouts_keeps_each_layout_once():

@@ -23,6 +23,7 @@ from test_exact import random_positions, real_positions
 
 from msjax import env, exact, solver
 from msjax.solver import exact as device_exact
+from msjax.solver.forward import two_sum
 from msjax.solver.lookahead import candidate_cells, lookahead_scores, nearly_safest
 from msjax.solver.types import ExactLimits
 
@@ -354,6 +355,41 @@ def test_the_survival_lookahead_at_depth_two_equals_a_search_over_every_view():
         assert min(kept) >= max(left_out, default=0.0) - 1e-4  # the cut keeps the best at depth 1
         checked, cut = checked + len(kept), cut + len(left_out)
     assert checked >= 5 and cut >= 1
+
+
+def expert_openings():
+    """Two 16x30x99 views after one click at (3, 3): the click alone, showing a 1 (no safe
+    first-click neighbourhood), and the opening a safe neighbourhood cascades (seed 0)."""
+    revealed, counts = np.zeros((16, 30), bool), np.zeros((16, 30), np.int32)
+    revealed[3, 3], counts[3, 3] = True, 1
+    board = exact.Board(16, 30, 99, True, rng=np.random.default_rng(0))
+    board.reveal(3 * 30 + 3)
+    return [(revealed, counts), (board.revealed.copy(), np.where(board.revealed, board.counts, 0).astype(np.int32))]
+
+
+def test_two_sum_keeps_the_rounding_error_of_a_compiled_float32_sum():
+    # the layout counts' logs rely on it: XLA must not reassociate (a + b) - a into b
+    total, error = jax.jit(two_sum)(jnp.float32(2.0**24), jnp.float32(1.0))
+    assert float(total) == 2.0**24 and float(error) == 1.0
+
+
+def test_the_survival_scores_of_open_expert_boards_agree_with_msjax_exact_in_float64():
+    # One click on an expert board leaves ~e^240 layouts: float32 lgamma put ~3e-4 of
+    # error on their logs, and the chances to survive two guesses, ratios of those counts,
+    # were off by as much and came out above the chance to survive the first.
+    for revealed, counts in expert_openings():
+        reference = exact.analyse(revealed, counts, 99)
+        view = (jnp.asarray(revealed[None]), jnp.asarray(counts[None]), jnp.full(1, 99))
+        analysis = device_exact.exact_analysis(*view, ONE_PASS)
+        assert bool(analysis.exact[0])
+        np.testing.assert_allclose(np.asarray(analysis.mine_prob[0]), reference.mine_prob, atol=1e-6)
+        assert float(analysis.log_layouts[0]) == pytest.approx(np.log(float(reference.total)), abs=2e-5)
+        good = nearly_safest(view[0], analysis.mine_prob, 0.1)
+        scores = lookahead_scores(*view, analysis.log_layouts, good, 6, ONE_PASS, analysis.mine_prob)
+        assert np.sum(scores.valid[0]) == 6
+        for cell, survival in zip(np.asarray(scores.cells[0]), np.asarray(scores.survival[0])):
+            assert survival <= 1.0 - float(analysis.mine_prob[0].reshape(-1)[cell]) + 1e-6
+            assert survival == pytest.approx(survival_by_host_search(revealed, counts, 99, int(cell), 1, 0.1), abs=2e-5)
 
 
 def test_the_lookahead_options_are_checked():

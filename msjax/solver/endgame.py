@@ -22,11 +22,12 @@ A view with ``n`` consistent layouts (``n <= max_layouts``, a static bound up to
 3. **The sets of layouts the player can come to know.** The player's knowledge is the set
    ``S`` of layouts still consistent with what it has seen. From the view's set, each click
    splits ``S`` by the number it shows; the sets that some sequence of clicks reaches
-   (``reachable_sets``) are found a click at a time, each round splitting the sets the last
-   one found and merging them into a table (sorted and deduplicated, ``max_sets`` at most:
-   a view with more is flagged) until a round finds nothing new. Far fewer sets are reachable than the ``2^n`` subsets: on
-   8x8x10 games' views with 17 to 32 layouts, a few hundred (ad hoc, a host search of
-   ``msjax.exact``'s games).
+   (``reachable_sets``) are found a click at a time: the sets not split yet wait in a
+   queue, and each step splits the first of them and merges what it finds into a table
+   (sorted and deduplicated, ``max_sets`` at most: a view with more is flagged) until the
+   queue is empty. Far fewer sets are reachable than the ``2^n`` subsets: on 8x8x10 games'
+   views with 17 to 32 layouts, a few hundred (ad hoc, a host search of ``msjax.exact``'s
+   games).
 4. **The game tree as a DP over those sets.** The chance to win is ``V(S) = 1`` when
    ``|S| = 1`` (the layout is known: every safe cell is then proved) and otherwise
    ``max_c sum_v |S & class(c, v)| / |S| * V(S & class(c, v))`` over the cells whose click
@@ -259,34 +260,47 @@ def _packed(masks: jax.Array, keep: jax.Array, size: int) -> tuple[jax.Array, ja
     return empty.at[slot].set(masks, mode="drop"), jnp.sum(keep, dtype=jnp.int32)
 
 
+def _queue_rest(queue: jax.Array, num_queued: jax.Array, num_taken: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(uint32[Q, words], bool[Q]): the ``queue`` less its first ``num_taken`` entries (of
+    ``num_queued``), and which of its rows are real."""
+    rows = jnp.arange(queue.shape[0])
+    return queue[jnp.minimum(rows + num_taken, queue.shape[0] - 1)], rows < num_queued - num_taken
+
+
 def reachable_sets(root: jax.Array, classes: jax.Array, max_sets: int) -> tuple[jax.Array, jax.Array]:
     """The sets of layouts the player can come to know from ``root`` (uint32[words], a
     mask): every set of at least two layouts that a sequence of clicks (``classes``:
     uint32[C, 9, words]) splits ``root`` into, ``root`` itself excluded.
 
-    Found a click at a time: each round splits the sets the last round found (at most
-    ``max_sets // 2``, their splits packed into ``4 * max_sets`` slots, most of the
-    ``9 C`` per set being empty), merges them into the table (sorted, deduplicated), and
-    the sets new to it are the next round's; it stops when a round finds none.
+    Found through a queue of the sets still to split (each set joins it once, so it holds
+    ``max_sets``): each step splits the first of them (at most ``max_sets // 2``, and only as
+    many as their splits fit ``max(4 * max_sets, 9 C)`` slots, most of the ``9 C`` per set
+    being empty; the rest wait for the next step), merges the splits into the table (sorted,
+    deduplicated) and queues the sets new to it; it stops when the queue is empty. Only the
+    table bounds the search: a view whose sets fit it is never flagged for how they arrive.
 
     Returns:
       ``(sets uint32[max_sets, words], fits bool[])``: the sets in ascending order, ``NO_SET``
-      past them; ``fits``: every round fit its sizes and the table holds every set (else
-      ``sets`` holds only some).
+      past them; ``fits``: the table holds every set (else ``sets`` holds only some).
     """
-    newest, splits, num_words = max(1, max_sets // 2), 4 * max_sets, root.shape[-1]
+    batch, num_words = max(1, max_sets // 2), root.shape[-1]
+    splits = max(4 * max_sets, classes.shape[0] * MINE)  # one set's splits always fit: every step takes one
 
-    def grow(carry):  # split the newest sets and keep those not seen yet
-        table, fresh, num_fresh, fits = carry  # the root may be all ones, as NO_SET: count, not compare
-        children = _splits(fresh, jnp.arange(newest) < num_fresh, classes).reshape(-1, num_words)
-        children, num_children = _packed(children, ~_empty(children), splits)
+    def grow(carry):  # split the first sets of the queue and queue those not seen yet
+        table, queue, num_queued, fits = carry  # the root may be all ones, as NO_SET: count, not compare
+        children = _splits(queue[:batch], jnp.arange(batch) < num_queued, classes)  # [batch, C, 9, words]
+        taken = jnp.cumsum(jnp.sum(~_empty(children), axis=(1, 2))) <= splits  # a prefix of the queue
+        num_taken = jnp.minimum(jnp.sum(taken, dtype=jnp.int32), num_queued)
+        children = jnp.where(taken[:, None, None, None], children, NO_SET).reshape(-1, num_words)
+        children, _ = _packed(children, ~_empty(children), splits)
         merged, count = _distinct_sets(jnp.concatenate([table, children]), max_sets)
         _, seen = _find(table, merged)
-        fresh, num_fresh = _packed(merged, ~_empty(merged) & ~seen, newest)
-        fits = fits & (num_children <= splits) & (count <= max_sets) & (num_fresh <= newest)
-        return merged, fresh, num_fresh, fits
+        rest, waiting = _queue_rest(queue, num_queued, num_taken)
+        queue, num_queued = _packed(jnp.concatenate([rest, merged]), jnp.concatenate([waiting, ~_empty(merged) & ~seen]),
+                                    max_sets)
+        return merged, queue, num_queued, fits & (count <= max_sets) & (num_taken > 0)
 
-    start = (jnp.full((max_sets, num_words), NO_SET), jnp.full((newest, num_words), NO_SET).at[0].set(root),
+    start = (jnp.full((max_sets, num_words), NO_SET), jnp.full((max_sets, num_words), NO_SET).at[0].set(root),
              jnp.int32(1), jnp.bool_(True))
     table, _, _, fits = jax.lax.while_loop(lambda carry: (carry[2] > 0) & carry[3], grow, start)
     return table, fits

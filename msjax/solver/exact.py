@@ -36,7 +36,12 @@ weight is 0 (the shift is common to all states, so it cancels in every probabili
 layout counts reach ``C(381, 99) ~ 1e89`` on 16x30x99, past float32's range, while the
 shifted logs stay small and keep float32's relative precision. ``C(F, k)`` comes from
 log-factorials stored as float32 pairs (value and remainder), taken relative to a reference
-count, so the differences that matter are exact to float32 rounding.
+count, so the differences that matter are exact to float32 rounding. The layout count's log
+(``log_layouts``: ~240 on 16x30x99 after one click, ~460 on 32x32x200, where float32 steps
+by 1.5e-5 and 3e-5) is the reference's log binomial from the same pairs plus the shifts,
+summed with their rounding errors kept (``forward.two_sum``) and rounded once: float32's
+``lgamma`` was off by up to 5e-4 there, and so was every chance the lookahead takes as a
+ratio of two counts.
 
 **Proofs are exact.** A log weight is ``-inf`` exactly when no layout has that branch (the
 log of a count >= 1 is finite, and ``logaddexp``/``exp`` keep ``-inf`` exact), so "the cell
@@ -59,7 +64,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from msjax.solver.forward import NEG_INF, Table, final_weights, forward_pass, normalised
+from msjax.solver.forward import NEG_INF, Table, final_weights, forward_pass, log_layout_count, normalised
 from msjax.solver.grid import in_chunks, to_boards
 from msjax.solver.types import ExactLimits, Forced, View, check_views
 
@@ -145,7 +150,10 @@ def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
     batch at one table size ``max_states``."""
     revealed, _, mine_count = views
     num_boards, height, width = revealed.shape
-    planner, table, cells, alphas, dests, overflow, shift_total, last = forward_pass(views, steps, max_open, max_states)
+    forward = forward_pass(views, steps, max_open, max_states)
+    planner, table, cells, alphas, dests, overflow, last = (
+        forward.planner, forward.table, forward.cells, forward.alphas, forward.dests, forward.overflow, forward.last
+    )
 
     beta, log_reference = jax.vmap(functools.partial(final_weights, size=height * width))(
         table, mine_count, planner.num_off
@@ -184,7 +192,7 @@ def _analyse_tier(views, steps: int, max_open: int, max_states: int) -> _Tier:
         overflow=overflow,
         beyond=planner.too_wide | (planner.num_cells > steps),
         impossible=planner.impossible,
-        log_layouts=log_total + log_reference + shift_total,
+        log_layouts=log_layout_count(log_total, log_reference, (forward.shift_total, forward.shift_error)),
     )
 
 

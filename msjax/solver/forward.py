@@ -48,6 +48,41 @@ def _log_binomial_ratio(n: jax.Array, k: jax.Array, k_ref: jax.Array, size: int)
     return high + low
 
 
+def two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(a + b rounded, its rounding error)``: ``a + b`` equals their sum exactly (Knuth's
+    TwoSum, six float32 operations; XLA keeps their IEEE order, it never reassociates)."""
+    total = a + b
+    b_part = total - a
+    return total, (a - (total - b_part)) + (b - b_part)
+
+
+def _log_binomial(n: jax.Array, k: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
+    """``log C(n, k)`` as ``(value, error)`` float32 pairs, exact to ~1e-9 in their sum
+    (``0 <= k <= n <= size``): ``lax.lgamma`` in float32 is off by up to ~5e-4 near
+    ``log(1000!)``, and so were the layout counts and every ratio of them."""
+    value, remainder = (jnp.asarray(x) for x in _log_factorials(size))
+    high, error_n = two_sum(value[n], -value[k])
+    high, error_k = two_sum(high, -value[n - k])
+    return high, (error_n + error_k) + ((remainder[n] - remainder[k]) - remainder[n - k])
+
+
+def log_layout_count(log_final: jax.Array, log_reference, shift) -> jax.Array:
+    """float32[...]: the natural log of a view's layout count, rounded once.
+
+    Args:
+      log_final: the final table's log total (``final_weights``), a few units at most.
+      log_reference: ``(value, error)``, the log binomial of the reference (~e^240 on
+        16x30x99, ~e^460 on 32x32x200, where float32 steps by 1.5e-5 and 3e-5).
+      shift: ``(total, error)``, the shifts the forward pass took out of the tables.
+
+    The large terms are added exactly (``two_sum``) and every small rest before them, so the
+    result is the true count's log to float32 rounding: a ratio of two counts (a chance
+    of the lookahead) is then off by at most a couple of float32 steps of the logs.
+    """
+    big, error = two_sum(log_reference[0], shift[0])
+    return big + (log_final + ((log_reference[1] + shift[1]) + error))
+
+
 # ----------------------------------------------------------------------------- forward
 
 
@@ -191,16 +226,14 @@ def _forward_step(table: Table, step: StepPlan, mine_count, num_off, max_states:
 
 def final_weights(table: Table, mine_count, num_off, size: int):
     """(beta_T float32[S]: log C(F, M - m) relative to the likeliest state's, the log
-    binomial of that reference): the weights of the cells off the frontier."""
+    binomial of that reference as a ``(value, error)`` pair): the weights of the cells off
+    the frontier."""
     off_mines = mine_count - table.mines
     fits = (table.log_ways > NEG_INF) & (off_mines >= 0) & (off_mines <= num_off)
     reference = jnp.clip(mine_count - table.mines[jnp.argmax(table.log_ways)], 0, num_off)
     k = jnp.clip(off_mines, 0, num_off)
     beta = jnp.where(fits, _log_binomial_ratio(num_off, k, reference, size), NEG_INF)
-    log_reference = (
-        jax.lax.lgamma(num_off + 1.0) - jax.lax.lgamma(reference + 1.0) - jax.lax.lgamma(num_off - reference + 1.0)
-    )
-    return beta, log_reference
+    return beta, _log_binomial(num_off, reference, size)
 
 
 def _start_table(num_boards: int, max_states: int, num_words: int) -> Table:
@@ -223,7 +256,9 @@ class Forward(NamedTuple):
       alphas: float32[T, B, S], each step's table before the step (shifted log ways).
       dests: int16[T, B, 2S], each step's children: their row in the next table (-1: dropped).
       overflow: bool[B], a step needed more than ``S`` states.
-      shift_total: float32[B], the shifts taken out of the log ways.
+      shift_total: float32[B], the shifts taken out of the log ways, summed.
+      shift_error: float32[B], the rounding of that sum (``two_sum``): the shifts add up
+        to ~e^100-e^400 on large boards, where each float32 addition may lose 1e-5.
       last: int32[], the steps run (the batch's longest frontier, at most ``T``).
     """
 
@@ -234,6 +269,7 @@ class Forward(NamedTuple):
     dests: jax.Array
     overflow: jax.Array
     shift_total: jax.Array
+    shift_error: jax.Array
     last: jax.Array
 
 
@@ -251,12 +287,13 @@ def forward_pass(views, steps: int, max_open: int, max_states: int) -> Forward:
         # the planner runs one step ahead: the DP reads its step from the loop carry, a
         # buffer, where XLA's CPU backend would otherwise fuse (recompute) the planner's
         # arithmetic into every element of the DP's arrays
-        t, planner, step, table, history, overflow, shift_total = carry
+        t, planner, step, table, history, overflow, (shift_total, shift_error) = carry
         new_table, dest, step_overflow, shift = _forward_step(table, step, mine_count, planner.num_off, max_states)
         cells, alphas, dests = history
         history = (cells.at[t].set(step.cell), alphas.at[t].set(table.log_ways), dests.at[t].set(dest))
         planner, step = plan(planner, t + 1)
-        return t + 1, planner, step, new_table, history, overflow | step_overflow, shift_total + shift
+        shift_total, error = two_sum(shift_total, shift)
+        return t + 1, planner, step, new_table, history, overflow | step_overflow, (shift_total, shift_error + error)
 
     history = (
         jnp.full((steps, num_boards), -1, jnp.int32),
@@ -264,9 +301,10 @@ def forward_pass(views, steps: int, max_open: int, max_states: int) -> Forward:
         jnp.full((steps, num_boards, 2 * max_states), -1, jnp.int16),
     )
     planner, step = plan(planner, jnp.int32(0))
+    no_shift = jnp.zeros(num_boards, jnp.float32)
     start = (jnp.int32(0), planner, step, _start_table(num_boards, max_states, key_words(max_open)), history,
-             jnp.zeros(num_boards, bool), jnp.zeros(num_boards, jnp.float32))
-    _, planner, _, table, (cells, alphas, dests), overflow, shift_total = jax.lax.while_loop(
+             jnp.zeros(num_boards, bool), (no_shift, no_shift))
+    _, planner, _, table, (cells, alphas, dests), overflow, (shift_total, shift_error) = jax.lax.while_loop(
         lambda c: c[0] < last, forward_body, start
     )
-    return Forward(planner, table, cells, alphas, dests, overflow, shift_total, last)
+    return Forward(planner, table, cells, alphas, dests, overflow, shift_total, shift_error, last)

@@ -20,7 +20,9 @@ next guess. The candidates widen to every cell nearly as safe as the safest (``g
 the chance of surviving this guess *and* the next one:
 ``sum_v P(c safe and shows v) * S(v)``, where ``S(v)`` is the safety of the best cell of the
 view after ``c`` shows ``v`` (1 where a cell is then certainly safe or the game is won; the
-same analyses as the progress score, so no extra cost). It is David Hill's "secondary
+same analyses as the progress score, so no extra cost; the chances, ratios of layout
+counts, are scaled to add up to the cell's safety, which their sum is in exact arithmetic,
+so a score never exceeds the safety it starts from). It is David Hill's "secondary
 safety" taken exactly, and the one-move form of minesolve's depth-k expectimax. The best
 score wins; near-equal scores (within ``TIES``) fall back to P(progress), then P(zero). A
 candidate with a flagged analysis scores its own safety times the view's best safety.
@@ -210,7 +212,11 @@ def survival_scores(
     lowest = jnp.min(jnp.where(revealed, jnp.inf, mine_prob).reshape(num_boards, -1), axis=1)
     safe_now = 1.0 - jnp.take_along_axis(mine_prob.reshape(num_boards, -1), cells, axis=1)
     known = outcomes.known & valid
-    scored = lambda after, d: jnp.where(known, jnp.sum(outcomes.chance * after, axis=2),
+    # A known candidate's chances add up to its safety; scaled to do so exactly, its score
+    # never exceeds its safety, whatever rounding the float32 layout counts carry.
+    total = jnp.sum(outcomes.chance, axis=2, keepdims=True)
+    chance = outcomes.chance * (safe_now[:, :, None] / jnp.where(total > 0, total, 1.0))
+    scored = lambda after, d: jnp.where(known, jnp.sum(chance * after, axis=2),
                                         safe_now * (1.0 - lowest[:, None]) ** d)
     after = outcomes.next_safety
     expanded = valid

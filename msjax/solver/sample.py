@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from msjax.checks import check_value, ints
-from msjax.solver.forward import NEG_INF, Forward, final_weights, forward_pass
+from msjax.solver.forward import NEG_INF, Forward, final_weights, forward_pass, log_layout_count
 from msjax.solver.grid import in_chunks
 from msjax.solver.types import ExactLimits, check_views
 
@@ -96,9 +96,8 @@ def state_parents(dest: jax.Array, num_states: int):
 
 def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_samples: int):
     """(bool[N, H*W], log_layouts float32[], crowded bool[]): ``num_samples`` layouts of one
-    view from its forward pass, the log of its layout count (less the forward pass' shifts;
-    -inf: none fits), and whether a walk back met a state with more than ``MAX_PARENTS``
-    parents."""
+    view from its forward pass, the log of its layout count (-inf: none fits), and whether
+    a walk back met a state with more than ``MAX_PARENTS`` parents."""
     key = jax.random.wrap_key_data(key_data)
     table, planner = forward_view.table, forward_view.planner
     num_cells = revealed.size
@@ -132,7 +131,9 @@ def _draw_one_view(key_data, forward_view: Forward, revealed, mine_count, num_sa
     draws = jnp.where(off[None, :], jax.random.uniform(off_key, (num_samples, num_cells)), 2.0)
     rank = jnp.argsort(jnp.argsort(draws, axis=1), axis=1)  # each off cell's place in a random order
     off_mines = (mine_count - frontier_mines)[:, None]
-    return mines | (off[None, :] & (rank < off_mines)), jax.nn.logsumexp(final) + log_reference, crowded
+    shift = (forward_view.shift_total, forward_view.shift_error)
+    log_layouts = log_layout_count(jax.nn.logsumexp(final), log_reference, shift)
+    return mines | (off[None, :] & (rank < off_mines)), log_layouts, crowded
 
 
 def _sample_tier(views, keys, steps: int, max_open: int, max_states: int, num_samples: int) -> _Drawn:
@@ -142,12 +143,11 @@ def _sample_tier(views, keys, steps: int, max_open: int, max_states: int, num_sa
     per_view = forward._replace(
         cells=forward.cells.T, alphas=jnp.moveaxis(forward.alphas, 0, 1), dests=jnp.moveaxis(forward.dests, 0, 1),
     )
-    in_axes = Forward(0, 0, 0, 0, 0, 0, 0, None)
+    in_axes = Forward(0, 0, 0, 0, 0, 0, 0, 0, None)
     draw = jax.vmap(functools.partial(_draw_one_view, num_samples=num_samples), in_axes=(0, in_axes, 0, 0))
     mines, log_layouts, crowded = draw(keys, per_view, revealed, mine_count)
     planner = forward.planner
     beyond = planner.too_wide | (planner.num_cells > steps)
-    log_layouts = log_layouts + forward.shift_total
     return _Drawn(mines, log_layouts, jnp.isfinite(log_layouts), crowded, forward.overflow, beyond, planner.impossible)
 
 
