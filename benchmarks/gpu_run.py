@@ -222,14 +222,26 @@ def bring_back_evaluation(run_dir: Path, out: Path, agent: Any, games: int, log:
     return runfiles.read_json(out / "final_eval.json")
 
 
-def write_curves(run_dir: Path, out: Path, errors: list[str]) -> None:
-    """``training_curves.png`` and, where the run evaluated, ``win_rate_vs_compute.png``."""
+def write_curves(run_dir: Path, out: Path, errors: list[str], final: dict[str, Any] | None = None) -> None:
+    """``training_curves.png``, and ``win_rate_vs_compute.png`` from the run's evaluations; a
+    run cut before it evaluated gets the one point ``final`` (the evaluation of its latest
+    checkpoint, at its last training row)."""
     from msjax import viz
 
     try:
-        viz.plot_training_curves(run_dir, out / "training_curves.png")
-        if any(row.get("kind") == "eval" for row in viz.read_metrics(run_dir)):
+        if final is None:
+            viz.plot_training_curves(run_dir, out / "training_curves.png")
+            return
+        rows = viz.read_metrics(run_dir)
+        if any(row.get("kind") == "eval" for row in rows):
             viz.plot_win_rate_vs_compute(run_dir, out / "win_rate_vs_compute.png")
+            return
+        train_rows = [row for row in rows if row.get("kind") == "train"]
+        if train_rows:
+            last, (low, high) = train_rows[-1], final["win_rate_ci95"]
+            viz.plot_compute_curve([last["env_steps"]], [last.get("wall_s", 0.0)], [final["win_rate"]], [low],
+                                   [high], out / "win_rate_vs_compute.png",
+                                   title=f"{run_dir.name}: its latest checkpoint, evaluated after the cut")
     except (ValueError, FileNotFoundError, ImportError) as err:
         errors.append(f"curves: {err}")
 
@@ -369,6 +381,7 @@ def finish(
     summary["agent_bytes"] = (out / "agent.msgpack").stat().st_size
     write_summary(out, {**summary, "status": "evaluating"})
     final = bring_back_evaluation(workdir, out, agent, games, log)
+    write_curves(workdir, out, summary["errors"], final)
     summary.update(win_rate=final["win_rate"], win_rate_ci95=final["win_rate_ci95"], eval_games=final["episodes"])
 
 
