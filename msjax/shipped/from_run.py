@@ -134,7 +134,7 @@ def evaluation_of(run_dir: Path, evaluation_file: str | Path | None, env_cfg: En
         "win_rate": float(source["win_rate"]),
         "win_rate_ci95": [float(x) for x in source["win_rate_ci95"]],
         "games": int(source["episodes"]),
-        "evaluation": str(path.name if evaluation_file is None else path),
+        "evaluation": path.name,
     }
 
 
@@ -161,7 +161,6 @@ def card_of_run(run_dir: Path, cfg: config_lib.ExperimentConfig, evaluation: dic
         },
         "trained": chain[-1].get("finished"),
         "shipped": datetime.date.today().isoformat(),
-        "run": str(run_dir),
     }
 
 
