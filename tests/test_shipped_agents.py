@@ -72,7 +72,7 @@ def test_a_shipped_run_loads_by_name_with_the_runs_parameters_and_config(shelf, 
     agent = msjax.load_agent("tiny")
     from_run = checkpoint_lib.load_agent(tiny_run)
     assert params_equal(agent.params, from_run.params)
-    assert agent.config == TINY and agent.env_cfg == TINY.env
+    assert agent.config == config_lib.apply_overrides(TINY, ["run.workdir=runs/tiny_run"]) and agent.env_cfg == TINY.env
     assert sorted(p.name for p in (shelf / "tiny").iterdir()) == ["card.json", "config.json", "params.msgpack"]
 
 

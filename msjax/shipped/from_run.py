@@ -11,6 +11,7 @@ those of the checkpoint the win rate was measured on.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -169,7 +170,7 @@ def ship_run(run: str | Path, name: str, directory: str | Path | None = None,
     """Ships the agent of ``run`` (a run directory) as ``name`` into ``directory`` (default
     ``files.shipped_dir()``), replacing any agent of that name: the parameters of the
     checkpoint its win rate was measured on (``final_eval.json``'s, else the latest), its
-    config and its card. Returns the agent's folder.
+    config (``portable``) and its card. Returns the agent's folder.
 
     Raises:
       ShippedAgentError: a bad name, a run of another board than the name's, no
@@ -185,4 +186,10 @@ def ship_run(run: str | Path, name: str, directory: str | Path | None = None,
     evaluated = runfiles.read_json(final).get("checkpoint") if final.is_file() else None
     agent = checkpoint_lib.load_agent(evaluated if evaluated and Path(evaluated).is_dir() else run_dir)
     card = card_of_run(run_dir, agent.config, evaluation, device or this_machine())
-    return files.write(name, agent.params, agent.config, card, directory)
+    return files.write(name, agent.params, portable(agent.config, run_dir), card, directory)
+
+
+def portable(cfg: config_lib.ExperimentConfig, run_dir: Path) -> config_lib.ExperimentConfig:
+    """``cfg`` with ``run.workdir`` as ``runs/NAME`` (the run directory's name), not the
+    path on the machine that trained it."""
+    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=f"runs/{run_dir.name}"))
