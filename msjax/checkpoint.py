@@ -11,7 +11,8 @@ checkpoints and the best one by evaluation win rate (Orbax preservation policies
 ``record_evaluation`` adds the win rate where Orbax keeps a save's metrics once the
 evaluation finishes (``CheckpointInfo.evaluation_pending`` until then).
 
-``load_agent`` turns a run's checkpoint into an ``Agent`` (``msjax.load_agent``).
+``load_agent`` turns a run's checkpoint into an ``Agent`` (``msjax.load_agent``), or loads
+a shipped agent by name (``msjax.shipped``).
 
 Anything that cannot be restored as asked (a missing or damaged checkpoint, a different
 board or network, a state of another structure such as another optimizer's, a config
@@ -41,6 +42,7 @@ from msjax import agent as agent_lib
 from msjax import config as config_lib
 from msjax import checkpoint_integrity as integrity
 from msjax import runfiles
+from msjax import shipped as shipped_lib
 from msjax import stages as stages_lib
 
 WIN_RATE = "win_rate"
@@ -534,13 +536,15 @@ def check_compatible(saved: config_lib.ExperimentConfig, current: config_lib.Exp
 
 
 def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True) -> agent_lib.Agent:
-    """The agent saved in a run.
+    """The agent saved in a run, or a shipped agent by name.
 
     Args:
-      path: a run directory (``runs/NAME``), its ``checkpoints`` directory, or one
-        checkpoint (``runs/NAME/checkpoints/1200``).
+      path: a shipped agent's name (``"beginner"``, ``"intermediate"``, ``"expert"``: one
+        that comes with the package, ``msjax.shipped``), a run directory (``runs/NAME``;
+        ``./beginner`` for a run directory of a shipped agent's name), its ``checkpoints``
+        directory, or one checkpoint (``runs/NAME/checkpoints/1200``).
       step: ``"latest"``, ``"best"`` (highest evaluation win rate) or a step number;
-        ignored when ``path`` names one checkpoint.
+        ignored when ``path`` names one checkpoint; only ``"latest"`` for a shipped agent.
       greedy: play the most likely action; ``False`` samples from the policy.
 
     With ``"latest"`` or ``"best"``, a damaged checkpoint is skipped (with a one-line
@@ -548,7 +552,13 @@ def load_agent(path: str | Path, step: int | str = "latest", greedy: bool = True
 
     Raises:
       CheckpointError: no checkpoint there, or none that can be read.
+      ShippedAgentError: a shipped agent's name that is not shipped (the message lists
+        those that are and how to ship one), or whose files differ from their digests.
     """
+    if shipped_lib.is_agent_name(path):
+        if step != "latest":
+            raise ValueError(f"step={step!r}: a shipped agent ({path!r}) has one set of parameters; leave step out")
+        return shipped_lib.load(path, greedy=greedy)
     directory, named_step = resolve(path)
     checkpoints = Checkpoints(directory, read_only=True)
 

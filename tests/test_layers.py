@@ -38,6 +38,7 @@ LAYERS = {
     "msjax.config": 4,
     "msjax.checkpoint": 4,
     "msjax.checkpoint_integrity": 4,
+    "msjax.shipped": 4,
     "msjax.runlog": 4,
     "msjax.divergence": 4,
     "msjax.outofspace": 4,
@@ -51,6 +52,7 @@ LAYERS = {
     "msjax.runcontrol": 5,
     "msjax.play": 5,
     "msjax.serve": 5,
+    "msjax.ship": 5,
     "msjax.cli": 5,
 }
 
@@ -181,7 +183,7 @@ def test_packages_declare_their_public_names():
 def test_entry_points_are_shims_into_the_command_lines():
     """Every ``python -m msjax.X`` module only hands over to ``msjax.cli.X`` (argument
     parsing and printing live there): it imports ``sys`` and its command, nothing else."""
-    entry_points = [m for m in MODULES if m.endswith("__main__")] + ["msjax.play", "msjax.serve"]
+    entry_points = [m for m in MODULES if m.endswith("__main__")] + ["msjax.play", "msjax.serve", "msjax.ship"]
     for module in entry_points:
         imports = {name for name, _, _ in imported_names(MODULES[module], module)}
         command = module.removesuffix(".__main__").rpartition(".")[2]

@@ -134,7 +134,7 @@ def check_parses(argv: list[str]) -> None:
     """Checks a README command without running it: a ``python -m msjax.X`` command parses
     with X's own parser (its config and overrides load); a script or extra exists."""
     from msjax import config as config_lib
-    from msjax.cli import play, serve, train
+    from msjax.cli import play, serve, ship, train
     from msjax.cli import evaluate as evaluate_cli
     from msjax.cli import memory as memory_cli
     from msjax.cli import viz as viz_cli
@@ -154,6 +154,8 @@ def check_parses(argv: list[str]) -> None:
         play.parse_args(argv[3:])
     elif argv[:3] == ["python", "-m", "msjax.serve"]:
         serve.parse_args(argv[3:])
+    elif argv[:3] == ["python", "-m", "msjax.ship"]:
+        ship.parse_args(argv[3:])
     elif argv[:3] == ["python", "-m", "ruff"]:
         assert argv[3:] == ["check", "."] and "[tool.ruff" in (REPOSITORY / "pyproject.toml").read_text()
     elif argv[:3] == ["python", "-m", "mkdocs"]:

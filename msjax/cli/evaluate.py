@@ -3,11 +3,13 @@ printed as a table and then as one JSON line.
 
 Usage::
 
-    python -m msjax.evaluate (--agent runs/NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
+    python -m msjax.evaluate (--agent runs/NAME|NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
                              [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
 
 Progress (games done, rate, time left) goes to stderr: a bar on a terminal, elsewhere a
 plain line as each batch ends (at most one every ten seconds); the figures go to stdout.
+``--agent`` takes a run directory or the name of an agent shipped with msjax (beginner,
+intermediate, expert: ``msjax.shipped``).
 """
 
 from __future__ import annotations
@@ -59,7 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
     parser = _Parser(prog="python -m msjax.evaluate", description=DESCRIPTION)
     who = parser.add_mutually_exclusive_group(required=True)
-    who.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (its latest checkpoint)")
+    who.add_argument(
+        "--agent", metavar="RUN|NAME",
+        help="the agent saved in runs/NAME (its latest checkpoint), or a shipped one: beginner, intermediate, expert",
+    )
     who.add_argument("--solver", action="store_true", help="the JAX rule solver instead of an agent")
     parser.add_argument("--board", metavar="BOARD", help="beginner, intermediate, expert or HxWxM (default: the agent's own)")
     parser.add_argument(

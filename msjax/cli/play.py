@@ -3,7 +3,7 @@
 Usage::
 
     python -m msjax.play [--board beginner|intermediate|expert|HxWxM] [--seed N]
-                         [--safe-first-click] [--agent runs/NAME | --solver]
+                         [--safe-first-click] [--agent runs/NAME|NAME | --solver]
                          [--top-k K] [--color auto|always|never]
 
 Without ``--agent`` or ``--solver`` you play: ``r ROW COL`` reveals a cell, ``f ROW COL``
@@ -19,7 +19,8 @@ or any ``HxWxM``. The first click opens a region (it and its neighbours hold no 
 unless ``--safe-first-click``, which keeps only the clicked cell safe. ``--seed`` fixes
 the game: the same seed and first click give the same layout (the game's key is
 ``jax.random.key(seed)``, see ``msjax.evaluate.new_game``). An agent plays its own training board
-unless ``--board`` says otherwise.
+unless ``--board`` says otherwise. ``--agent`` takes a run directory or the name of an agent
+shipped with msjax (beginner, intermediate, expert: ``msjax.shipped``).
 """
 
 from __future__ import annotations
@@ -287,7 +288,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )  # fmt: skip
     parser.add_argument("--board", help="beginner (8x8x10, default), intermediate, expert, or HxWxM")
     who = parser.add_mutually_exclusive_group()
-    who.add_argument("--agent", metavar="RUN", help="watch the agent saved in runs/NAME")
+    who.add_argument("--agent", metavar="RUN|NAME",
+                     help="watch the agent saved in runs/NAME, or a shipped one: beginner, intermediate, expert")
     who.add_argument("--solver", action="store_true", help="watch the rule solver")
     parser.add_argument("--seed", type=seed_type, help="fixes the game (default: a random seed, printed)")
     parser.add_argument(

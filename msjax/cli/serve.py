@@ -3,7 +3,7 @@
 Usage::
 
     pip install -e '.[web]'
-    python -m msjax.serve [--agent RUN] [--board beginner|intermediate|expert|HxWxM]
+    python -m msjax.serve [--agent RUN|NAME] [--board beginner|intermediate|expert|HxWxM]
                           [--host 127.0.0.1] [--port 8000] [--allow-host NAME ...]
 
 Serves the page on the loopback address (``--host 0.0.0.0`` opens it to the network, with
@@ -11,9 +11,10 @@ a warning: the API has no authentication); it binds the address first and then p
 its URL (an address in use is one ``error:`` line). It answers only requests that name it
 by a loopback name, its ``--host`` or an ``--allow-host`` name (so that no page of
 another site can drive it through DNS rebinding). The page plays any board; ``--board``
-is the one it starts with. With ``--agent`` (a run directory or one checkpoint, fixed for
-the server's life: the browser cannot name files) the page can step the agent and show
-its mine head and top moves, and names it by its run directory's name; the rule solver
+is the one it starts with. With ``--agent`` (a run directory or one checkpoint, or the name
+of an agent shipped with msjax: beginner, intermediate, expert; fixed for the server's
+life: the browser cannot name files) the page can step the agent and show its mine head
+and top moves, and names it by its run directory's (or shipped) name; the rule solver
 and the exact probabilities are always there. The JSON API is described in
 ``msjax.web.app``.
 """
@@ -35,7 +36,8 @@ INSTALL_HINT = "msjax.serve needs the web extra: pip install -e '.[web]' (fastap
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m msjax.serve", description=__doc__.split("\n")[0])
-    parser.add_argument("--agent", metavar="RUN", help="the agent saved in runs/NAME (or one checkpoint)")
+    parser.add_argument("--agent", metavar="RUN|NAME",
+                        help="the agent saved in runs/NAME (or one checkpoint), or a shipped agent: beginner, intermediate, expert")
     parser.add_argument("--board", default=None, help="board the page starts with: beginner (default), intermediate, expert, HxWxM")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -69,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from msjax.checkpoint import load_agent
 
             agent = load_agent(args.agent)
-        agent_name = run_name(args.agent) if args.agent else None
+        agent_name = agent_label(args.agent) if args.agent else None
         inspector = web.Inspector(agent, agent_name, board_config=board_config, default_board=args.board or "beginner")
         inspector.game_config(inspector.default_board, False)  # a bad --board fails here, not in the page
     except (ValueError, FileNotFoundError, web.GameError) as err:
@@ -89,6 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[listening])
     return 0
+
+
+def agent_label(agent: str) -> str:
+    """What the page calls the ``--agent`` it serves: a shipped agent's name with
+    ``(shipped)``, else its run directory's name (``run_name``)."""
+    from msjax import shipped
+
+    return f"{agent} (shipped)" if shipped.is_agent_name(agent) else run_name(agent)
 
 
 def run_name(path: str) -> str:
