@@ -23,21 +23,18 @@ and columns of the corner, plus the board's centre.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 import time
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.paired_exact import paired_row  # noqa: E402
-from msjax import env, solver  # noqa: E402
+from benchmarks.paired_exact import device_wins, paired_row  # noqa: E402
+from msjax import solver  # noqa: E402
 from msjax.env import STANDARD_BOARDS, EnvConfig  # noqa: E402
 
 
@@ -78,56 +75,12 @@ def candidate_cells(height: int, width: int, reach: int, first: tuple[int, int])
     return list(dict.fromkeys(cells))
 
 
-def player_config(player: str, candidates: int, endgame_layouts: int) -> solver.SolverConfig:
-    """The ``rules`` or the ``search`` player."""
+def player_options(player: str, candidates: int, endgame_layouts: int) -> dict:
+    """``SolverConfig`` fields of the ``rules`` or the ``search`` player (``paired_exact``'s
+    ``device_solver_config`` reads them)."""
     if player == "rules":
-        return solver.SolverConfig()
-    return solver.SolverConfig(probabilities="exact", exact_lookahead=candidates, endgame_layouts=endgame_layouts)
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def _play_steps(carry, cfg: env.EnvConfig, solver_cfg: solver.SolverConfig, steps: int):
-    """``steps`` moves of the solver on every board of ``carry = (states, memory, key, won)``."""
-
-    def one_step(carry, _):
-        states, memory, key, won = carry
-        key, move_key = jax.random.split(key)
-        keys = jax.random.split(move_key, states.done.shape[0])
-        actions, _, memory = solver.batch_solver_play(states, keys, memory, cfg, solver_cfg)
-        was_done = states.done
-        states, _, done, info = env.batch_step(states, actions, cfg, auto_reset=False)
-        return (states, memory, key, jnp.where(done & ~was_done, info["won"], won)), None
-
-    return jax.lax.scan(one_step, carry, None, length=steps)[0]
-
-
-def opened_wins(layouts: np.ndarray, cell: tuple[int, int], solver_cfg: solver.SolverConfig,
-                batch: int, steps: int = 32) -> np.ndarray:
-    """bool[N]: the player's outcome on each layout (``bool[N, H, W]``), the game opened at
-    ``cell`` before it plays: the opening is not the player's move, so one compiled program
-    serves every cell (``solver_cfg.first_click`` is never read)."""
-    games, height, width = layouts.shape
-    cfg = env.EnvConfig(H=height, W=width, mine_count=int(layouts[0].sum()), guarantee_safe_neighborhood=True)
-    first = jnp.full(batch, cell[0] * width + cell[1], jnp.int32)
-    wins = []
-    for start in range(0, games, batch):
-        part = layouts[start : start + batch]
-        padded = np.concatenate([part, np.repeat(part[:1], batch - len(part), axis=0)])
-        states = jax.vmap(lambda mask: env.from_mines(mask, cfg))(jnp.asarray(padded))
-        states, _, done, info = env.batch_step(states, first, cfg, auto_reset=False)
-        carry = (states, solver.empty_memory(states), jax.random.key(start), done & info["won"])
-        while not bool(jnp.all(carry[0].done)):
-            carry = _play_steps(carry, cfg, solver_cfg, steps)
-        wins.append(np.asarray(carry[3])[: len(part)])
-        print(f"\r{start + len(part)}/{games} games", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    return np.concatenate(wins)
-
-
-def player_fields(solver_cfg: solver.SolverConfig) -> dict:
-    """The player's ``SolverConfig`` fields that differ from the defaults."""
-    default = solver.SolverConfig()
-    return {name: value for name, value in vars(solver_cfg).items() if value != getattr(default, name)}
+        return {"probabilities": "bp"}
+    return {"exact_lookahead": candidates, "endgame_layouts": endgame_layouts}
 
 
 def cell_text(text: str) -> tuple[int, int]:
@@ -162,20 +115,20 @@ def main(argv: list[str] | None = None) -> None:
         if not (0 <= row < height and 0 <= col < width):
             parser.error(f"--cells: {row},{col} is off the {height}x{width} board")
 
-    solver_cfg = player_config(args.player, args.candidates, args.endgame_layouts)
+    options = player_options(args.player, args.candidates, args.endgame_layouts)
     layouts = coupled_layouts(height, width, mines, args.games, args.seed, cells)
     outcomes, rows = {}, []
     for cell in cells:
         began = time.perf_counter()
-        wins = opened_wins(layouts[cell], cell, solver_cfg, args.batch)
-        seconds = time.perf_counter() - began
+        wins, compile_s = device_wins(layouts[cell], options, args.batch, opening=cell)
+        seconds = time.perf_counter() - began - compile_s
         outcomes[cell] = wins
         paired = paired_row(outcomes[cells[0]], wins)
         row = {"board": args.board, "player": args.player, "cell": list(cell), "games": args.games, "seed": args.seed,
                "win_rate": paired["device_win_rate"], "ci": paired["device_ci"], "baseline_cell": list(cells[0]),
                "vs_baseline": paired["difference"], "vs_baseline_ci": paired["difference_ci"],
                "won_by_baseline_only": paired["baseline_only"], "won_by_this_only": paired["device_only"],
-               "player_fields": player_fields(solver_cfg), "seconds": seconds,
+               "solver": options, "seconds": seconds, "compile_s": compile_s,
                "games_per_s": args.games / seconds, "device": device_name()}
         rows.append(row)
         print(json.dumps(row), flush=True)

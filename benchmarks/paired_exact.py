@@ -27,6 +27,7 @@ import sys
 import time
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,10 +154,50 @@ def host_wins(layouts: np.ndarray, workers: int) -> np.ndarray:
     return np.asarray([_host_game(layout) for layout in layouts])
 
 
+def solver_play_steps(carry, cfg, solver_cfg, steps: int):
+    """``steps`` moves of the JAX solver on every board of ``carry = (states, memory, key,
+    won)`` (a finished board keeps its outcome in ``won``); jit it with ``cfg``, ``solver_cfg``
+    and ``steps`` static (``compiled_play``)."""
+    import jax
+    import jax.numpy as jnp
+
+    from msjax import env, solver
+
+    def one_step(carry, _):
+        states, memory, key, won = carry
+        key, move_key = jax.random.split(key)
+        keys = jax.random.split(move_key, states.done.shape[0])
+        actions, _, memory = solver.batch_solver_play(states, keys, memory, cfg, solver_cfg)
+        was_done = states.done
+        states, _, done, info = env.batch_step(states, actions, cfg, auto_reset=False)
+        return (states, memory, key, jnp.where(done & ~was_done, info["won"], won)), None
+
+    return jax.lax.scan(one_step, carry, None, length=steps)[0]
+
+
+_COMPILED: dict = {}
+
+
+def compiled_play(carry, cfg, solver_cfg, steps: int) -> tuple[Callable, float]:
+    """(``carry -> carry``, compile seconds): ``solver_play_steps`` compiled for this batch
+    and these configs, once per process (0.0 seconds when it was already)."""
+    import jax
+
+    key = (cfg, solver_cfg, steps, carry[3].shape[0])
+    if key in _COMPILED:
+        return _COMPILED[key], 0.0
+    began = time.perf_counter()
+    play = jax.jit(solver_play_steps, static_argnums=(1, 2, 3)).lower(carry, cfg, solver_cfg, steps).compile()
+    _COMPILED[key] = play
+    return play, time.perf_counter() - began
+
+
 def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_steps: int = 32,
-                on_batch=None) -> tuple[np.ndarray, float]:
+                on_batch=None, opening: tuple[int, int] | None = None) -> tuple[np.ndarray, float]:
     """(bool[N], compile seconds): the JAX solver's outcome on each layout, ``batch`` at a time.
-    ``on_batch(bool[n])``, if given, receives the outcomes so far after each batch."""
+    ``on_batch(bool[n])``, if given, receives the outcomes so far after each batch. With
+    ``opening`` (a cell its layouts keep clear with its neighbours), each board is opened
+    there before the solver moves, so its own first click is never played."""
     import jax
     import jax.numpy as jnp
 
@@ -168,29 +209,19 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
     solver_cfg = device_solver_config(height, width, solver_options)
     batch = min(batch, games)
 
-    @jax.jit
-    def play(carry):
-        def one_step(carry, _):
-            states, memory, key, won = carry
-            key, move_key = jax.random.split(key)
-            actions, _, memory = solver.batch_solver_play(states, jax.random.split(move_key, batch), memory, cfg, solver_cfg)
-            was_done = states.done
-            states, _, done, info = env.batch_step(states, actions, cfg, auto_reset=False)
-            won = jnp.where(done & ~was_done, info["won"], won)
-            return (states, memory, key, won), None
-
-        return jax.lax.scan(one_step, carry, None, length=chunk_steps)[0]
-
     wins, compile_s = [], 0.0
     for start in range(0, games, batch):
         part = layouts[start : start + batch]
         padded = np.concatenate([part, np.repeat(part[:1], batch - len(part), axis=0)])
         states = jax.vmap(lambda mask: env.from_mines(mask, cfg))(jnp.asarray(padded))
-        carry = (states, solver.empty_memory(states), jax.random.key(start), jnp.zeros(batch, bool))
+        won = jnp.zeros(batch, bool)
+        if opening is not None:
+            first = jnp.full(batch, opening[0] * width + opening[1], jnp.int32)
+            states, _, done, info = env.batch_step(states, first, cfg, auto_reset=False)
+            won = done & info["won"]
+        carry = (states, solver.empty_memory(states), jax.random.key(start), won)
         if start == 0:
-            began = time.perf_counter()
-            compiled = play.lower(carry).compile()
-            compile_s = time.perf_counter() - began
+            compiled, compile_s = compiled_play(carry, cfg, solver_cfg, chunk_steps)
         while not bool(jnp.all(carry[0].done)):
             carry = compiled(carry)
         wins.append(np.asarray(carry[3])[: len(part)])
