@@ -252,18 +252,15 @@ def percent_cells(row: dict) -> tuple[str, str, str]:
 
 def paired_row(baseline: np.ndarray, device: np.ndarray) -> dict:
     """Win rates, discordant games and the paired difference (device - baseline) with its 95% interval."""
-    from msjax.stats import wilson_interval
+    from msjax.stats import paired_difference, wilson_interval
 
     games = len(baseline)
-    difference = device.astype(float) - baseline.astype(float)
-    half = 1.959964 * difference.std(ddof=1) / np.sqrt(games) if games > 1 else float("nan")
     row = {"games": games, "baseline_win_rate": float(baseline.mean()), "device_win_rate": float(device.mean())}
     row["baseline_ci"] = wilson_interval(int(baseline.sum()), games)
     row["device_ci"] = wilson_interval(int(device.sum()), games)
     row.update(both=int(np.sum(baseline & device)), baseline_only=int(np.sum(baseline & ~device)),
                device_only=int(np.sum(~baseline & device)), neither=int(np.sum(~baseline & ~device)))
-    row["difference"] = float(difference.mean())
-    row["difference_ci"] = (row["difference"] - half, row["difference"] + half)
+    row["difference"], row["difference_ci"] = paired_difference(baseline, device)
     return row
 
 

@@ -1,5 +1,5 @@
 """Plain statistics of game results and predictions (NumPy, no JAX): the Wilson interval
-of a win rate, AUROC by ranks, and calibration of probabilities (equal-width bins, ECE,
+of a win rate, the paired difference of two players' outcomes on the same boards, AUROC by ranks, and calibration of probabilities (equal-width bins, ECE,
 Brier score).
 """
 
@@ -20,6 +20,32 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[f
     center = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1.0 - p) / trials + z * z / (4 * trials * trials)) / denom
     return max(0.0, center - half), min(1.0, center + half)
+
+
+def paired_difference(baseline: Any, other: Any, z: float = 1.959964) -> tuple[float, tuple[float, float]]:
+    """The mean of ``other - baseline`` over the same boards and its interval (95% for the
+    default ``z``: the normal interval of the per-board differences' mean).
+
+    Args:
+      baseline: bool[N] (or 0/1), the first player's outcome on each board.
+      other: bool[N], the second player's outcome on the same boards.
+
+    Returns:
+      ``(difference, (low, high))``; the interval is ``(nan, nan)`` for fewer than two boards.
+
+    Raises:
+      ValueError: the two hold different numbers of boards.
+    """
+    baseline = np.asarray(baseline, np.float64).reshape(-1)
+    other = np.asarray(other, np.float64).reshape(-1)
+    if baseline.shape != other.shape:
+        raise ValueError(f"paired_difference: {baseline.size} and {other.size} boards: pair the same boards")
+    difference = other - baseline
+    mean = float(difference.mean()) if difference.size else float("nan")
+    if difference.size < 2:
+        return mean, (float("nan"), float("nan"))
+    half = z * float(difference.std(ddof=1)) / math.sqrt(difference.size)
+    return mean, (mean - half, mean + half)
 
 
 def auroc(scores: Any, labels: Any) -> float:

@@ -59,3 +59,21 @@ def test_calibration_metrics_score_only_the_masked_cells():
     metrics = stats.calibration_metrics(probs, labels, mask)
     assert metrics["cells"] == 2 and metrics["auroc"] == 1.0
     assert metrics["brier"] == pytest.approx(0.01)
+
+
+def test_paired_difference_of_outcomes_written_out():
+    baseline = np.array([1, 1, 0, 0, 1, 0], bool)
+    other = np.array([1, 0, 1, 1, 1, 0], bool)  # differences 0, -1, 1, 1, 0, 0: mean 1/6
+    difference, (low, high) = stats.paired_difference(baseline, other)
+    half = 1.959964 * np.std([0, -1, 1, 1, 0, 0], ddof=1) / np.sqrt(6)
+    assert difference == pytest.approx(1 / 6)
+    assert (low, high) == pytest.approx((1 / 6 - half, 1 / 6 + half))
+    same, (same_low, same_high) = stats.paired_difference(baseline, baseline)
+    assert (same, same_low, same_high) == (0.0, 0.0, 0.0)
+
+
+def test_paired_difference_refuses_unpaired_outcomes_and_has_no_interval_for_one_board():
+    with pytest.raises(ValueError, match="same boards"):
+        stats.paired_difference(np.ones(3, bool), np.ones(4, bool))
+    difference, interval = stats.paired_difference(np.zeros(1, bool), np.ones(1, bool))
+    assert difference == 1.0 and all(np.isnan(interval))
