@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from msjax import env
+from msjax import distributed, env
 from msjax.adapters import make
 from msjax.env import EnvConfig
 from msjax.env.numpy_env import NumpyMinesweeper, random_hidden_cells
@@ -101,8 +101,8 @@ def random_valid_reveals(key: jax.Array, reveal_mask: jax.Array, height: int, wi
 
 
 def jax_device() -> str:
-    device = jax.devices()[0]
-    return getattr(device, "device_kind", None) or device.platform
+    """``msjax.distributed.device_name``."""
+    return distributed.device_name()
 
 
 # ----------------------------------------------------------------------------- timing

@@ -132,10 +132,10 @@ def collect(board: str, positions: int, seed: int, cache_dir: str, agent: str | 
 
 
 def device_name() -> str:
-    import jax
+    """``msjax.distributed.device_name`` (imported here, when asked: JAX starts with it)."""
+    from msjax import distributed
 
-    device = jax.devices()[0]
-    return f"{device.platform}:{device.device_kind}"
+    return distributed.device_name()
 
 
 def run_check(board, revealed, counts, mines, batch: int = 256) -> dict:

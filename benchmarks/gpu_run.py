@@ -247,10 +247,10 @@ def write_curves(run_dir: Path, out: Path, errors: list[str], final: dict[str, A
 
 
 def device_name() -> str:
-    """The first device's kind and the backend (starts JAX: only after training)."""
-    import jax
+    """``msjax.distributed.device_name`` (starts JAX: only after training)."""
+    from msjax import distributed
 
-    return f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
+    return distributed.device_name()
 
 
 def write_summary(out: Path, summary: dict[str, Any]) -> None:

@@ -31,7 +31,6 @@ from pathlib import Path
 import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.train_throughput import device_name  # noqa: E402
 from msjax import config as config_lib  # noqa: E402
 from msjax import distributed  # noqa: E402
 from msjax.stages import imitation  # noqa: E402
@@ -106,7 +105,7 @@ def measure(path: str, args: argparse.Namespace) -> list[dict]:
         fastest, states = min(run["times"]), il_cfg.num_envs * il_cfg.steps_per_update * args.updates
         env_cfg = imitation.imitation_env(run["cfg"].env)
         rows.append({
-            "device": device_name(),
+            "device": distributed.device_name(),
             "config": path,
             "board": f"{env_cfg.H}x{env_cfg.W}x{env_cfg.mine_count}",
             "num_envs": il_cfg.num_envs,

@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from msjax import distributed
 from msjax.env import STANDARD_BOARDS
 
 
@@ -126,7 +127,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.games < 1 or args.candidates < 1 or args.batch < 1:
         parser.error("--games, --candidates and --batch must be >= 1")
-    import jax
 
     height, width, mines = STANDARD_BOARDS[args.board]
     started = time.perf_counter()
@@ -138,7 +138,7 @@ def main(argv=None):
         "bench": "lookahead_agreement", "board": args.board, "games": args.games, "seed": args.seed,
         "guess_views": len(views), "flagged": len(views) - compared, "compared": compared, **tally,
         "same_share": tally["same"] / max(compared, 1), "candidates": args.candidates,
-        "device": f"{jax.devices()[0].platform}:{jax.devices()[0].device_kind}",
+        "device": distributed.device_name(),
         "seconds": round(time.perf_counter() - started, 1),
     }
     print(f"{'board':13} {'views':>6} {'flagged':>7} {'same':>6} {'less safe':>9} {'host: more progress':>19} "

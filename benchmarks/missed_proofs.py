@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import msjax
-from msjax import diagnostics, models, solver
+from msjax import diagnostics, distributed, models, solver
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax.agent import Agent
@@ -143,7 +143,7 @@ def main() -> None:
     print("\n| of the passed-over states | states | share |\n|---|---:|---:|")
     for label, count in beliefs.items():
         print(f"| {label} | {count} | {count / passed_over:.0%} |")
-    print(json.dumps(dict(run=args.run, device=jax.devices()[0].device_kind, games=args.games,
+    print(json.dumps(dict(run=args.run, device=distributed.device_name(), games=args.games,
                           seed=args.seed, won=won, seconds=round(seconds, 1), rows=rows, beliefs=beliefs)))
 
 

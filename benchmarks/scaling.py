@@ -107,9 +107,8 @@ def measure(devices: int, args: argparse.Namespace) -> dict:
         state, seconds = timed_call(state)
         steady.append(seconds)
     best = min(steady)
-    device = jax.devices()[0]
     return {
-        "device": getattr(device, "device_kind", None) or device.platform,
+        "device": distributed.device_name(),
         "devices": devices,
         "mesh": mesh is not None,
         "board": args.board,

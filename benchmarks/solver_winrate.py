@@ -45,6 +45,7 @@ from typing import Callable
 
 import numpy as np
 
+from msjax import distributed
 from msjax.cli import args as cli_args
 from msjax.env import STANDARD_BOARDS
 
@@ -271,7 +272,7 @@ def run_jax(
         # are played to the end but not scored (the win rate counts each slot's first
         # ``quota`` games only, so long games are not under-counted), and count in games/s.
         "games_per_s": float(np.asarray(carry[3]).sum()) / elapsed,
-        "device": jax.devices()[0].platform,
+        "device": distributed.device_name(),
         "compile_s": compile_s,
         "batch": batch,
     }

@@ -28,6 +28,7 @@ from pathlib import Path
 import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from msjax import distributed  # noqa: E402
 from msjax import env as ms_env  # noqa: E402
 from msjax import models  # noqa: E402
 from msjax.stages import ppo  # noqa: E402
@@ -47,11 +48,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--remat", nargs="+", default=["false"], choices=["false", "true"], help="model.remat values")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 update, 1 repeat")
     return parser.parse_args(argv)
-
-
-def device_name() -> str:
-    device = jax.devices()[0]
-    return getattr(device, "device_kind", None) or device.platform
 
 
 def measure(board: str, num_envs: int, args: argparse.Namespace, microbatch_size: int = 0, remat: bool = False) -> dict:
@@ -87,7 +83,7 @@ def measure(board: str, num_envs: int, args: argparse.Namespace, microbatch_size
     chunk_s = min(steady)
     env_steps = num_envs * args.steps_per_env * args.updates
     return {
-        "device": device_name(),
+        "device": distributed.device_name(),
         "board": board,
         "num_envs": num_envs,
         "steps_per_env": args.steps_per_env,

@@ -118,6 +118,13 @@ def any_process(flag: bool) -> bool:
     return bool(np.any(multihost_utils.process_allgather(np.asarray(flag, np.int32))))
 
 
+def device_name() -> str:
+    """``platform:kind`` of the first device, as benchmarks record it (``gpu:NVIDIA H100 80GB
+    HBM3``, ``cpu:cpu``)."""
+    device = jax.devices()[0]
+    return f"{device.platform}:{device.device_kind}"
+
+
 def is_main_process() -> bool:
     """Process 0 logs, prints, and writes the run's files (all processes join checkpoints)."""
     return jax.process_index() == 0
