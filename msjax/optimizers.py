@@ -1,5 +1,6 @@
 """The optimizers of the training stages: the learning-rate schedule, global-norm
-clipping, then AdamW or Muon (``clipped_optimizer``), and the gradient norm the stages log.
+clipping, then AdamW or Muon (``clipped_optimizer``). The gradient norm the stages log is
+optax's own (``optax.tree.norm``).
 
 Pure optax transformations of parameter trees; the stages build them from their configs
 (``msjax.stages.imitation.make_optimizer``, ``msjax.stages.ppo``).
@@ -10,13 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import optax
-
-
-def global_norm(tree: Any) -> jax.Array:
-    """float32[]: the L2 norm of all leaves of ``tree`` together."""
-    return jnp.sqrt(sum(jnp.sum(jnp.square(leaf)) for leaf in jax.tree.leaves(tree)))
 
 
 def lr_schedule(peak_lr: float, decay_steps: int, anneal: bool) -> optax.Schedule:

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from msjax import distributed, losses, optimizers, solver
+from msjax import distributed, losses, solver
 from msjax import env as ms_env
 from msjax.solver.grid import in_chunks, player_view
 
@@ -142,7 +142,7 @@ def apply_gradients(
     ``metrics`` plus ``loss`` and ``grad_norm``."""
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
-    return params, opt_state, {**metrics, "loss": loss, "grad_norm": optimizers.global_norm(grads)}
+    return params, opt_state, {**metrics, "loss": loss, "grad_norm": optax.tree.norm(grads)}
 
 
 def forward_in_microbatches(apply_fn: Callable[[Any, jax.Array], Any], params: Any, obs: jax.Array,
