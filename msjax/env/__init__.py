@@ -46,7 +46,7 @@ Modules, in the order data flows: ``config`` (``EnvConfig`` and its checks), ``s
 name, the boards of a mix), ``rules`` (actions, new games, mine placement, the flood fill,
 ``step``), ``batch`` (``batch_reset``, ``batch_step`` with auto-reset,
 ``batch_random_first_clicks``, ``select_games``), ``views``
-(``frontier``, ``action_mask``, ``observe``, ``render``).
+(``frontier``, ``action_mask``, ``observe``, ``board_symbols``, ``render``).
 """
 
 from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step, select_games
@@ -76,6 +76,7 @@ from msjax.env.state import EnvState
 from msjax.env.views import (
     NUM_BASE_CHANNELS,
     action_mask,
+    board_symbols,
     frontier,
     known_safe,
     num_channels,
@@ -98,6 +99,7 @@ __all__ = [
     "batch_step",
     "select_games",
     "board_shape",
+    "board_symbols",
     "board_spec",
     "board_env",
     "board_name",

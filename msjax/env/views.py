@@ -116,22 +116,31 @@ def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
     return planes
 
 
-def _cell_symbol(revealed: bool, flagged: bool, mine: bool, count: int, over: bool) -> str:
-    if revealed:
-        return "X" if mine else ("." if count == 0 else str(count))
-    if over and mine:
-        return "F" if flagged else "*"
-    if flagged:
-        return "x" if over else "F"
-    return "#"
+def board_symbols(revealed: Any, flags: Any, mine_mask: Any, counts: Any, over: bool) -> Any:
+    """str[H, W] (a NumPy array, on the host): each cell's symbol in a text picture of a
+    board. ``#`` hidden, ``F`` flag, ``.`` revealed zero, ``1``-``8`` numbers; once the game
+    is ``over`` the mines show: ``*`` a mine, ``X`` the mine that was hit, ``x`` a flag on a
+    safe cell. ``render`` and ``msjax.viz`` draw with it."""
+    import numpy as np  # host-side only
+
+    revealed, flags, mine_mask = (np.asarray(a, bool) for a in (revealed, flags, mine_mask))
+    counts = np.asarray(counts)
+    symbols = np.full(revealed.shape, "#", dtype="<U1")
+    symbols[flags] = "F"
+    if over:
+        symbols[flags & ~mine_mask] = "x"
+        symbols[~flags & mine_mask] = "*"
+    for r, c in zip(*np.nonzero(revealed & ~mine_mask)):
+        symbols[r, c] = "." if counts[r, c] == 0 else str(counts[r, c])
+    symbols[revealed & mine_mask] = "X"
+    return symbols
 
 
 def render(state: EnvState, cfg: EnvConfig | None = None) -> str:
     """A plain-text picture of one board, for debugging and test messages.
 
-    With a padded ``cfg``, only the game's board is drawn. ``#`` hidden, ``F`` flag, ``.``
-    revealed zero, ``1``-``8`` numbers. Once the game is over the mines show: ``*`` a
-    mine, ``X`` the mine that was hit, ``x`` a wrong flag.
+    With a padded ``cfg``, only the game's board is drawn; the symbols are
+    ``board_symbols``'s.
     """
     import numpy as np  # host-side only
 
@@ -143,12 +152,7 @@ def render(state: EnvState, cfg: EnvConfig | None = None) -> str:
     mines = np.asarray(state.mine_mask)[:rows, :cols]
     counts = np.asarray(state.counts)[:rows, :cols]
     over = bool(np.asarray(state.done))
-    lines = [
-        " ".join(
-            _cell_symbol(revealed[r, c], flags[r, c], mines[r, c], counts[r, c], over) for c in range(revealed.shape[1])
-        )
-        for r in range(revealed.shape[0])
-    ]
+    lines = [" ".join(row) for row in board_symbols(revealed, flags, mines, counts, over)]
     status = "won" if bool(np.asarray(state.won)) else ("lost" if over else "playing")
     lines.append(f"[{status}, step {int(np.asarray(state.step_count))}, {int(np.asarray(state.mine_count))} mines]")
     return "\n".join(lines)

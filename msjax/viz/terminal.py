@@ -8,7 +8,7 @@ Views work on one ``EnvState`` on the host. ``render_board`` draws what a player
 view is plain ASCII with ``color=False`` (what tests and pipes get) and ANSI-coloured
 with ``color=True``; ``use_color(stream)`` says which a stream wants.
 
-Symbols, as in ``env.render``: ``#`` hidden, ``F`` flag, ``.`` revealed zero, ``1``-``8``
+Symbols, ``env.board_symbols``'s as in ``env.render``: ``#`` hidden, ``F`` flag, ``.`` revealed zero, ``1``-``8``
 numbers; once the game is over ``*`` a mine, ``X`` the mine that was hit, ``x`` a flag
 on a safe cell. Rows and columns are numbered from 0 on the margins.
 """
@@ -134,19 +134,9 @@ def board_view(state: EnvState) -> BoardView:
 
 
 def cell_symbols(view: BoardView) -> np.ndarray:
-    """str[H, W]: the symbol of each cell (see the module docstring). Mines show only
-    once the game is over."""
-    height, width = view.shape
-    symbols = np.full((height, width), "#", dtype="<U1")
-    symbols[view.flags] = "F"
-    numbers = view.revealed & ~view.mine_mask
-    for r, c in zip(*np.nonzero(numbers)):
-        symbols[r, c] = "." if view.counts[r, c] == 0 else str(view.counts[r, c])
-    symbols[view.revealed & view.mine_mask] = "X"
-    if view.done:
-        symbols[~view.revealed & view.mine_mask & ~view.flags] = "*"
-        symbols[view.flags & ~view.mine_mask] = "x"
-    return symbols
+    """str[H, W]: the symbol of each cell (``env.board_symbols``). Mines show only once
+    the game is over."""
+    return ms_env.board_symbols(view.revealed, view.flags, view.mine_mask, view.counts, view.done)
 
 
 def _symbol_style(symbol: str) -> str | None:
