@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from msjax import env as ms_env
 from msjax.env import EnvConfig
@@ -24,14 +23,14 @@ def board_config(board: str | None, safe_first_click: bool, base: EnvConfig | No
     if base is None:
         base = EnvConfig()
         board = board or "beginner"
-    changes: dict[str, Any] = {}
+    if safe_first_click:  # first: turning the guarantee off only lets more mines fit
+        base = dataclasses.replace(base, guarantee_safe_neighborhood=False)
     if base.boards:
-        last = base.boards[-1]
-        height, width, mines = ms_env.parse_board(board) if board is not None else (last.rows, last.cols, last.fewest)
-        changes.update(H=height, W=width, mine_count=mines, boards=((height, width, mines, mines),))
-    elif board is not None:
+        if board is None:
+            return ms_env.board_env(base, -1, base.boards[-1].fewest, padded=False)
         height, width, mines = ms_env.parse_board(board)
-        changes.update(H=height, W=width, mine_count=mines, density_band=None)
-    if safe_first_click:
-        changes["guarantee_safe_neighborhood"] = False
-    return dataclasses.replace(base, **changes)
+        return ms_env.board_env(base, (height, width, mines, mines), padded=False)
+    if board is not None:
+        height, width, mines = ms_env.parse_board(board)
+        return dataclasses.replace(base, H=height, W=width, mine_count=mines, density_band=None)
+    return base

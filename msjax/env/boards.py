@@ -89,10 +89,22 @@ def board_name(board: BoardSpec | tuple[int, int, int, int]) -> str:
     return f"{board.rows}x{board.cols}x{mines}"
 
 
-def board_env(cfg: EnvConfig, index: int, mines: int | None = None) -> EnvConfig:
-    """``cfg`` dealing only ``boards[index]`` (with exactly ``mines`` mines, if given),
-    padded as in the mix (the same observation), for playing one board of it."""
-    board = cfg.boards[index]
+def board_env(
+    cfg: EnvConfig, board: int | tuple[int, int, int, int], mines: int | None = None, padded: bool = True
+) -> EnvConfig:
+    """``cfg`` dealing only one board, with the mix's observation channels: ``board`` is
+    an index into ``cfg.boards`` or a ``BoardSpec`` (any board), with exactly ``mines``
+    mines if given. ``padded``: in the mix's ``H x W`` arrays (the same observation shape,
+    for playing one board of a mix); else unpadded, ``H x W`` the board's own with its
+    fewest mines as ``mine_count`` (for code that reads whole boards, such as the solver).
+
+    Raises:
+      ValueError: a board or mine count that ``EnvConfig`` does not allow.
+    """
+    spec = cfg.boards[board] if isinstance(board, int) else board
     if mines is not None:
-        board = board._replace(fewest=mines, most=mines)
-    return dataclasses.replace(cfg, boards=(board,))
+        spec = BoardSpec(*spec)._replace(fewest=mines, most=mines)
+    if padded:
+        return dataclasses.replace(cfg, boards=(spec,))
+    rows, cols, fewest, _ = spec
+    return dataclasses.replace(cfg, H=rows, W=cols, mine_count=fewest, boards=(spec,))

@@ -43,7 +43,6 @@ and their checks, live in ``msjax.stages.imitation_config``; this module exports
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, Callable
 
@@ -441,8 +440,7 @@ def imitation_env(env_cfg: ms_env.EnvConfig) -> ms_env.EnvConfig:
     solver reads whole boards) but with the same observation channels; else ``env_cfg``."""
     if not env_cfg.boards:
         return env_cfg
-    first = env_cfg.boards[0]
-    return dataclasses.replace(env_cfg, H=first.rows, W=first.cols, mine_count=first.fewest, boards=(first,))
+    return ms_env.board_env(env_cfg, 0, padded=False)
 
 
 def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> ImitationState:
