@@ -239,6 +239,13 @@ class Checkpoints:
             raise
         return self.path(step)
 
+    def save_unless_saved(self, step: int, state: Any, **save_args: Any) -> Path:
+        """``save`` (``save_args`` as it takes them) unless checkpoint ``step`` is there
+        already (a stop right after a chunk's save); the checkpoint's path either way."""
+        if step not in self.steps:
+            self.save(step, state, **save_args)
+        return self.path(step)
+
     def record_evaluation(self, step: int, results: dict[str, Any]) -> None:
         """Records the win rate of checkpoint ``step``'s evaluation (saved before it ran),
         where Orbax keeps the metrics a save is given, so that it competes for the best

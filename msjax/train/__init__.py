@@ -336,15 +336,22 @@ def maybe_promote(stage: Stage, state: Any, update: int, results: dict[str, Any]
     return state.replace(curriculum=distributed.put_like(promoted, current))
 
 
+def _save_unless_saved(stage: Stage, state: Any, ctx: RunContext) -> tuple[int, Path]:
+    """Saves ``state`` as its checkpoint unless it is saved already and flushes the
+    metrics; its update and the checkpoint's path."""
+    update = int(distributed.host_value(state.update))
+    path = ctx.checkpoints.save_unless_saved(
+        stage.first_step + update, state, stage=stage.name, update=update, cfg=ctx.cfg
+    )
+    ctx.writer.flush()
+    return update, path
+
+
 def _save_on_stop(stage: Stage, state: Any, ctx: RunContext) -> str:
     """Saves ``state`` at a chunk boundary unless it is saved already; says where."""
-    update = int(distributed.host_value(state.update))
-    step = stage.first_step + update
-    if step not in ctx.checkpoints.steps:
-        ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg)
-    ctx.writer.flush()
+    update, path = _save_unless_saved(stage, state, ctx)
     name = ctx.stop.received.name if ctx.stop.received is not None else "another process's signal"
-    return f"stopped by {name} at {stage.name} update {update}: checkpoint {ctx.checkpoints.path(step)}"
+    return f"stopped by {name} at {stage.name} update {update}: checkpoint {path}"
 
 
 def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext, unwritten: tuple | None = None) -> None:
@@ -356,12 +363,8 @@ def _save_on_interrupt(stage: Stage, state: Any, ctx: RunContext, unwritten: tup
         return
     if unwritten is not None:
         ctx.writer.write_updates(stage, unwritten[0], distributed.host_value(unwritten[1]))
-    update = int(distributed.host_value(state.update))
-    step = stage.first_step + update
-    if step not in ctx.checkpoints.steps:
-        ctx.checkpoints.save(step, state, stage=stage.name, update=update, cfg=ctx.cfg)
-    ctx.writer.flush()
-    print(f"\ninterrupted at {stage.name} update {update}; checkpoint saved to {ctx.checkpoints.path(step)}")
+    update, path = _save_unless_saved(stage, state, ctx)
+    print(f"\ninterrupted at {stage.name} update {update}; checkpoint saved to {path}")
 
 
 def train(
