@@ -20,6 +20,7 @@ from msjax.evaluate.summary import evaluate, reward_components, summarize_games
 from msjax.evaluate.turns import (
     TakeTurn,
     Turn,
+    agent_beliefs,
     agent_turns,
     apply_move,
     game_turns,
@@ -34,6 +35,7 @@ __all__ = [
     "MAX_GAMES",
     "TakeTurn",
     "Turn",
+    "agent_beliefs",
     "agent_turns",
     "apply_move",
     "board_win_rates",

@@ -20,6 +20,7 @@ import numpy as np
 
 from msjax import env as ms_env
 from msjax import solver as solver_lib
+from msjax.agent import SolverAgent
 from msjax.env import EnvConfig, EnvState
 
 
@@ -57,15 +58,22 @@ def _solver_turn(state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: so
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
 def _solver_probabilities(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
-    return ms_env.with_rule_certainties(solver_lib.mine_probabilities(state, cfg, solver_cfg), state)
+    return SolverAgent(cfg, solver_cfg).mine_probabilities(state)
+
+
+def agent_beliefs(agent: Any, state: EnvState) -> tuple[jax.Array, jax.Array]:
+    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of an ``Agent`` on
+    one board: its mine head with what the rules make certain at 0
+    (``env.with_rule_certainties``), and its policy. Not jitted: the callers jit it."""
+    return ms_env.with_rule_certainties(agent.mine_probabilities(state), state), agent.action_probabilities(state)
 
 
 @jax.jit
 def _agent_turn(agent: Any, state: EnvState, key: jax.Array):
     """``(action, action probabilities f32[2HW], mine probabilities f32[H, W])`` of an agent
-    (its mine head with what the rules make certain at 0: ``env.with_rule_certainties``)."""
-    mine = ms_env.with_rule_certainties(agent.mine_probabilities(state), state)
-    return agent.act(state, key), agent.action_probabilities(state), mine
+    (``agent_beliefs``)."""
+    mine, actions = agent_beliefs(agent, state)
+    return agent.act(state, key), actions, mine
 
 
 def new_game(seed: int, cfg: EnvConfig) -> EnvState:

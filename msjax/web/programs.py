@@ -33,7 +33,9 @@ import jax
 
 from msjax import env as ms_env
 from msjax import solver as solver_lib
+from msjax.agent import SolverAgent
 from msjax.env import EnvConfig, EnvState
+from msjax.evaluate import agent_beliefs
 from msjax.solver.grid import player_view
 
 __all__ = ["MAX_BOARDS", "RETRY_AFTER_S", "SEARCH_CANDIDATES", "SEARCH_ENDGAME_LAYOUTS", "SEARCH_TOLERANCE",
@@ -158,8 +160,7 @@ def _agent_step(agent: Any, state: EnvState, key: jax.Array):
 def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.SolverConfig):
     """``(mine probabilities f32[H, W], Forced)`` of the solver; what the rules make
     certain reads 0 (``env.with_rule_certainties``: before the first click, every cell)."""
-    probabilities = ms_env.with_rule_certainties(solver_lib.mine_probabilities(state, cfg, solver_cfg), state)
-    return probabilities, solver_lib.forced_moves(state, cfg, solver_cfg)
+    return SolverAgent(cfg, solver_cfg).mine_probabilities(state), solver_lib.forced_moves(state, cfg, solver_cfg)
 
 
 SEARCH_CANDIDATES = 6
@@ -191,12 +192,6 @@ def _search_beliefs(state: EnvState, limits: solver_lib.ExactLimits):
 def _search_endgame(state: EnvState, limits: solver_lib.ExactLimits):
     """``Endgame`` of the view (batch axis of one): each click's win chance."""
     return solver_lib.solve_endgame(jax.random.key(0), *_search_view(state), SEARCH_ENDGAME_LAYOUTS, limits=limits)
-
-
-def _agent_beliefs(agent: Any, state: EnvState):
-    """``(mine probabilities f32[H, W], action probabilities f32[2HW])`` of the agent; its
-    mine head reads 0 where the rules make a cell certain (``env.with_rule_certainties``)."""
-    return ms_env.with_rule_certainties(agent.mine_probabilities(state), state), agent.action_probabilities(state)
 
 
 class BoardPrograms(NamedTuple):
@@ -242,7 +237,7 @@ def board_programs(
         "search_beliefs": lambda state: _search_beliefs(state, search_limits),
         "search_endgame": lambda state: _search_endgame(state, search_limits),
         "agent_step": lambda board_agent, state, key: _agent_step(board_agent, state, key),
-        "agent_beliefs": lambda board_agent, state: _agent_beliefs(board_agent, state),
+        "agent_beliefs": lambda board_agent, state: agent_beliefs(board_agent, state),
     }
     return BoardPrograms(agent=agent.for_board(cfg) if agent is not None else None,
                          **{name: Program(name, function, slot, board) for name, function in functions.items()})
