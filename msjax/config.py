@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from msjax import runfiles
+from msjax.checks import check_fields, ints
 from msjax.stages.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
@@ -81,23 +82,16 @@ class RunConfig:
     init_from: str = ""
 
     def __post_init__(self):
-        for name in ("seed", "eval_every_updates", "checkpoint_every_updates", "num_devices"):
-            _check_int(self, name, low=0)
-        positive = ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints")
-        for name in positive:
-            _check_int(self, name, low=1)
+        check_fields(self, (
+            (ints(0), ("seed", "eval_every_updates", "checkpoint_every_updates", "num_devices")),
+            (ints(1), ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints")),
+        ))
         if not isinstance(self.device_memory_gib, (int, float)) or not self.device_memory_gib >= 0:
             raise ValueError(f"RunConfig.device_memory_gib={self.device_memory_gib!r} must be a number >= 0")
         if not isinstance(self.workdir, str) or not self.workdir:
             raise ValueError(f"RunConfig.workdir={self.workdir!r} must be a non-empty path")
         if not isinstance(self.init_from, str):
             raise ValueError(f"RunConfig.init_from={self.init_from!r} must be a path (a run or a checkpoint) or ''")
-
-
-def _check_int(section: Any, name: str, low: int) -> None:
-    value = getattr(section, name)
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ValueError(f"{type(section).__name__}.{name}={value!r} must be an int >= {low}")
 
 
 @dataclasses.dataclass(frozen=True)

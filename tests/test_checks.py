@@ -3,7 +3,7 @@
 import pytest
 
 from msjax import checks
-from msjax.stages import spec
+from msjax.stages import imitation_config, ppo_config
 from msjax.stages.ppo_config import PPOConfig
 
 
@@ -39,4 +39,5 @@ def test_a_stage_config_field_that_is_no_number_is_named():
 
 
 def test_the_stage_configs_check_their_fields_with_the_one_helper():
-    assert spec.check_fields is checks.check_fields
+    assert ppo_config.check_fields is checks.check_fields
+    assert imitation_config.check_fields is checks.check_fields

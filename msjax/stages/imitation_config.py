@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from msjax import losses, optimizers, solver
-from msjax.stages.spec import check_fields
+from msjax.checks import check_fields
 
 
 @dataclasses.dataclass(frozen=True)

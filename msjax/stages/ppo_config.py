@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from msjax import losses
-from msjax.stages.spec import check_fields
+from msjax.checks import check_fields
 
 
 TRAINABLE = ("all", "value")

@@ -16,7 +16,6 @@ from typing import Any, Callable
 
 import jax
 
-from msjax.checks import check_fields as check_fields  # the stage configs' field checks
 
 # ``cfg`` below is an ``msjax.config.ExperimentConfig`` (a layer above this one, so it is
 # only read through its attributes here).
