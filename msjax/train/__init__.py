@@ -219,7 +219,7 @@ def run_stage(
     """
     update, results = int(distributed.host_value(state.update)), None
     if evaluation_pending:
-        episodes = eval_episodes_at_end if update == stage.total_updates else ctx.cfg.run.eval_episodes
+        episodes = _evaluation_games(stage, update, ctx, eval_episodes_at_end)
         if distributed.is_main_process():
             path = ctx.checkpoints.path(stage.first_step + update)
             print(f"the evaluation of checkpoint {path} did not finish: evaluating it ({episodes} games)")
@@ -288,7 +288,13 @@ def after_chunk(
     ctx.writer.flush()
     if not evaluates:
         return state, None
-    return evaluate_checkpoint(stage, state, ctx, eval_episodes_at_end if at_end else run_cfg.eval_episodes)
+    return evaluate_checkpoint(stage, state, ctx, _evaluation_games(stage, update, ctx, eval_episodes_at_end))
+
+
+def _evaluation_games(stage: Stage, update: int, ctx: RunContext, eval_episodes_at_end: int) -> int:
+    """The games of the evaluation at ``update``: ``eval_episodes_at_end`` at the stage's
+    last update, else ``run.eval_episodes``."""
+    return eval_episodes_at_end if update == stage.total_updates else ctx.cfg.run.eval_episodes
 
 
 def evaluate_checkpoint(stage: Stage, state: Any, ctx: RunContext, episodes: int) -> tuple[Any, dict]:
