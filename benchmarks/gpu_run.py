@@ -161,27 +161,16 @@ def train_command(config: str, workdir: Path, overrides: Sequence[str]) -> list[
 # ----------------------------------------------------------------------------- what comes back
 
 
-def export_params(params: Any, path: Path) -> None:
-    """Writes a network's parameters (on the host, as they are) as Flax msgpack."""
-    import jax
-    from flax import serialization
-
-    path.write_bytes(serialization.msgpack_serialize(serialization.to_state_dict(jax.device_get(params))))
-
-
 def load_returned_agent(directory: str | Path, greedy: bool = True):
     """The agent a GPU run brought back: ``directory`` holds its ``config.json`` and
     ``agent.msgpack``; returns an ``msjax.agent.Agent`` (``config`` set) that plays
     ``config.json``'s board."""
-    import jax
-    import jax.numpy as jnp
-    from flax import serialization
-
     from msjax import agent as agent_lib
+    from msjax.shipped import files as shipped_files
 
     directory = Path(directory)
     cfg = config_lib.load_json(directory / "config.json")
-    params = jax.tree.map(jnp.asarray, serialization.msgpack_restore((directory / "agent.msgpack").read_bytes()))
+    params = shipped_files.read_params(directory / "agent.msgpack")
     return agent_lib.from_params(params, cfg, greedy).replace(config=cfg)
 
 
@@ -355,6 +344,7 @@ def finish(
     import shutil
 
     from msjax import checkpoint as checkpoint_lib
+    from msjax.shipped import files as shipped_files
 
     finished = (workdir / "final_eval.json").is_file()  # written once the last stage has ended
     summary["status"] = "complete" if finished else "cut" if end.cut else "failed"
@@ -377,7 +367,7 @@ def finish(
     except (checkpoint_lib.CheckpointError, OSError) as err:
         summary["errors"].append(f"no agent: {str(err).splitlines()[0]}")
         return
-    export_params(agent.params, out / "agent.msgpack")
+    (out / "agent.msgpack").write_bytes(shipped_files.params_bytes(agent.params))
     summary["agent_bytes"] = (out / "agent.msgpack").stat().st_size
     write_summary(out, {**summary, "status": "evaluating"})
     final = bring_back_evaluation(workdir, out, agent, games, log)

@@ -100,6 +100,11 @@ def params_bytes(params: Any) -> bytes:
     return flax.serialization.to_bytes(host)
 
 
+def read_params(path: str | Path) -> Any:
+    """The parameters ``params_bytes`` wrote to the file ``path``, as JAX arrays (no digest check)."""
+    return jax.tree.map(jnp.asarray, flax.serialization.msgpack_restore(Path(path).read_bytes()))
+
+
 def write(name: str, params: Any, cfg: config_lib.ExperimentConfig, card: dict[str, Any],
           directory: str | Path | None = None) -> Path:
     """Writes the shipped agent ``name`` into ``directory`` (default ``shipped_dir()``),
@@ -181,8 +186,7 @@ def read(name: str, directory: str | Path | None = None) -> tuple[Any, config_li
         cfg = config_lib.load_json(folder / CONFIG_FILE)
     except (ValueError, TypeError) as err:
         raise ShippedAgentError(f"shipped agent {name!r}: {folder / CONFIG_FILE} is a config this msjax cannot use: {err}") from err
-    stored = flax.serialization.msgpack_restore((folder / PARAMS_FILE).read_bytes())
-    return jax.tree.map(jnp.asarray, stored), cfg, card_data
+    return read_params(folder / PARAMS_FILE), cfg, card_data
 
 
 def load(name: str, directory: str | Path | None = None, greedy: bool = True) -> agent_lib.Agent:
