@@ -22,7 +22,7 @@ tier of the view's layout count (all subsets up to ``DENSE_LAYOUTS``, then each 
 within the bound that a tier's cells or sets leave unsolved is *flagged*: ``flagged``
 counts them by cause, and ``lost in flagged`` is what its fall-back guess lost there
 against the best click, in points per game. ``--save FILE``
-keeps every game's outcome, ``--paired-with FILE`` (a saved run of the same board, seed and
+keeps every game's outcome and its board and seed, ``--paired-with FILE`` (a saved run of the same board, seed and
 games) prints the paired difference: two ``--sizes`` on the same boards.
 
     python benchmarks/endgame_sizes.py --board beginner --games 20000 --bound 64 --seed 2
@@ -218,6 +218,24 @@ def bucket_row(part: np.ndarray, games: int, low: int, high: int) -> dict:
             "flagged_sets_max": int(flagged[:, 3].max()) if len(flagged) else 0}
 
 
+def saved_baseline(path: str, this_run: dict, games: int, parser: argparse.ArgumentParser) -> dict:
+    """The run ``--save`` wrote to ``path``, checked before anything plays: played on this
+    run's board and seed (``paired_exact.check_same_boards``; a file that records no board
+    is taken to be this run's, with a warning) and as many games; else one parser error."""
+    from benchmarks.paired_exact import check_same_boards, load_saved, unrecorded_warning
+
+    try:
+        saved = load_saved(path, ("wins", "seed", "sizes"))
+        unrecorded = check_same_boards(saved, this_run)
+        if len(saved["wins"]) != games:
+            raise ValueError(f"it holds {len(saved['wins'])} games, this run plays {games}")
+    except ValueError as error:
+        parser.error(f"--paired-with {path}: {error}")
+    if unrecorded:
+        print(unrecorded_warning(f"--paired-with {path}", unrecorded, this_run), file=sys.stderr)
+    return saved
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="beginner", choices=tuple(STANDARD_BOARDS))
@@ -235,6 +253,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--games={args.games} must be >= 1 and --bound={args.bound} in [2, 256]")
     sizes = parse_sizes(args.sizes)
     height, width, mines = STANDARD_BOARDS[args.board]
+    this_run = {"board": f"{height}x{width}x{mines}", "seed": args.seed}
+    baseline = saved_baseline(args.paired_with, this_run, args.games, parser) if args.paired_with else None
     neighbours = neighbour_lists(height, width)
     rng = np.random.default_rng(args.seed)
     rows, began = [], time.perf_counter()
@@ -264,17 +284,13 @@ def main(argv: list[str] | None = None) -> None:
     result = {"bench": "endgame_sizes", "board": f"{height}x{width}x{mines}", "games": args.games,
               "seed": args.seed, "bound": args.bound, "player": args.player, "sizes": args.sizes,
               "win_rate": float(wins.mean()), "buckets": buckets}
-    if args.paired_with:
+    if baseline is not None:
         from benchmarks.paired_exact import paired_row
 
-        saved = np.load(args.paired_with)
-        if int(saved["seed"]) != args.seed or len(saved["wins"]) != args.games:
-            raise SystemExit(f"{args.paired_with}: seed {int(saved['seed'])}, {len(saved['wins'])} games; "
-                             f"this run: seed {args.seed}, {args.games} games")
-        result["paired"] = paired_row(saved["wins"], wins)
-        print(f"paired with {args.paired_with} ({saved['sizes']}): {json.dumps(result['paired'])}")
+        result["paired"] = paired_row(baseline["wins"].astype(bool), wins)
+        print(f"paired with {args.paired_with} ({baseline['sizes']}): {json.dumps(result['paired'])}")
     if args.save:
-        np.savez(args.save, wins=wins, seed=args.seed, sizes=args.sizes)
+        np.savez(args.save, wins=wins, sizes=args.sizes, **this_run)
     print(json.dumps(result))
 
 
