@@ -22,8 +22,9 @@ tier of the view's layout count (all subsets up to ``DENSE_LAYOUTS``, then each 
 within the bound that a tier's cells or sets leave unsolved is *flagged*: ``flagged``
 counts them by cause, and ``lost in flagged`` is what its fall-back guess lost there
 against the best click, in points per game. ``--save FILE``
-keeps every game's outcome and its board and seed, ``--paired-with FILE`` (a saved run of the same board, seed and
-games) prints the paired difference: two ``--sizes`` on the same boards.
+keeps every game's outcome with its board and seed, ``--paired-with FILE`` (a saved run of
+the same board, seed and games; another is refused) prints the paired difference: two
+``--sizes`` on the same boards.
 
     python benchmarks/endgame_sizes.py --board beginner --games 20000 --bound 64 --seed 2
     python benchmarks/endgame_sizes.py --board beginner --games 2000 --bound 128 --player search
