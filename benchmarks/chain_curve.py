@@ -41,9 +41,9 @@ def stage_checkpoints(spec: str) -> tuple[Path, list[int]]:
     checkpoints, ascending) or one checkpoint folder (that one).
 
     Raises:
-      msjax.checkpoint.CheckpointError: ``spec`` is neither.
+      msjax.run.checkpoint.CheckpointError: ``spec`` is neither.
     """
-    from msjax import checkpoint
+    from msjax.run import checkpoint
 
     directory, step = checkpoint.resolve(spec)
     if step is not None:
@@ -82,9 +82,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--save", metavar="FILE.npz", help="every checkpoint's per-board outcomes")
     args = parser.parse_args(argv)
 
-    from msjax import checkpoint, viz
+    from msjax import viz
+    from msjax.run import checkpoint
     from msjax import env as ms_env
-    from msjax.cli.boards import board_config
+    from msjax.env import board_config
     from msjax.stats import wilson_interval
     from msjax.viz.figures import wall_seconds
 

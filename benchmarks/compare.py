@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
     agents = []
     if args.agent:
-        from msjax.checkpoint import load_agent
+        from msjax.run.checkpoint import load_agent
 
         agents = [(f"agent:{Path(path).name}", load_agent(path)) for path in args.agent]
     rows = []

@@ -11,7 +11,7 @@ the end as Markdown tables; both are also written to ``--out`` (``acceptance.jso
   rollout) at 16k and 64k boards on the three standard boards.
 * ``train``: for each shipped accelerator config (beginner, intermediate, expert,
   curriculum; bf16) and each of its stages, a 2-update training chunk as the runner
-  builds it (``msjax.train.make_stages``): compile time, env steps/s of a steady chunk, XLA's
+  builds it (``msjax.run.loop.make_stages``): compile time, env steps/s of a steady chunk, XLA's
   memory analysis of the chunk (argument + output + temporary bytes) and, on a GPU, the
   device's peak bytes in use so far (``memory_stats()["peak_bytes_in_use"]``: a running
   maximum over the process, so a row shows the largest chunk run up to it).
@@ -38,8 +38,10 @@ import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.env_throughput import bench_msjax  # noqa: E402
-from msjax import config as config_lib  # noqa: E402
-from msjax import distributed, env, memory, train  # noqa: E402
+from msjax.run import config as config_lib
+from msjax import distributed, env  # noqa: E402
+from msjax.run import memory
+from msjax.run import loop as train
 
 CONFIGS = ("beginner", "intermediate", "expert", "curriculum")
 # On the CPU backend: a few boards and a one-layer network, the plumbing only.

@@ -19,7 +19,7 @@ row: a signal before that would kill it before any checkpoint; ``--start-wait-s`
 the stop at the latest): it finishes the chunk in flight, saves a checkpoint and exits;
 a second SIGTERM, then SIGKILL, follow if it does not. A run that was cut is evaluated
 here, its latest checkpoint on the boards its own final evaluation would have played
-(``msjax.train.evaluate_params``), and its summary says ``cut``.
+(``msjax.run.loop.evaluate_params``), and its summary says ``cut``.
 
 ``--out`` receives 8 files, none in a sub-folder (the device tool brings back at most 8,
 two folders deep): ``agent.msgpack`` (the network's parameters, float32, a few MB:
@@ -58,10 +58,10 @@ from typing import Any, Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.gpu_run_plan import Plan, fixed_plan, plan_run, stage_rates  # noqa: E402
-from msjax import config as config_lib  # noqa: E402
-from msjax import runfiles  # noqa: E402
+from msjax.run import config as config_lib
+from msjax.run import files as runfiles
 from msjax.cli.args import config_overrides, positive_float, positive_int  # noqa: E402
-from msjax.config import ExperimentConfig  # noqa: E402
+from msjax.run.config import ExperimentConfig  # noqa: E402
 
 # Nothing here may start a JAX backend before training ends: on a GPU that would take
 # three quarters of the card's memory from the training process.
@@ -196,8 +196,8 @@ def stage_rates_measured(rows: list[dict[str, Any]], chunk_updates: int) -> dict
 def bring_back_evaluation(run_dir: Path, out: Path, agent: Any, games: int, log: Log) -> dict[str, Any]:
     """Writes ``out/final_eval.json`` and returns it: the run's own final evaluation when
     it finished; else ``agent`` (its latest checkpoint) on the boards that evaluation would
-    have played (``msjax.train.evaluate_params``), written as the run writes its own."""
-    from msjax import train as train_lib
+    have played (``msjax.run.loop.evaluate_params``), written as the run writes its own."""
+    from msjax.run import loop as train_lib
 
     if (run_dir / "final_eval.json").is_file():
         final = {**runfiles.read_json(run_dir / "final_eval.json"), "evaluated_by": "msjax.train"}
@@ -343,7 +343,7 @@ def finish(
     stopped it, else ``failed``, with the training's last lines)."""
     import shutil
 
-    from msjax import checkpoint as checkpoint_lib
+    from msjax.run import checkpoint as checkpoint_lib
     from msjax.shipped import files as shipped_files
 
     finished = (workdir / "final_eval.json").is_file()  # written once the last stage has ended

@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from msjax import stages as stages_lib  # noqa: E402
-from msjax.config import ExperimentConfig  # noqa: E402
+from msjax.run.config import ExperimentConfig  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)

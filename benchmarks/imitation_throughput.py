@@ -31,7 +31,7 @@ from pathlib import Path
 import jax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from msjax import config as config_lib  # noqa: E402
+from msjax.run import config as config_lib
 from msjax import distributed  # noqa: E402
 from msjax.stages import imitation  # noqa: E402
 

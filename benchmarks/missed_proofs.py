@@ -1,8 +1,8 @@
 """Where an agent passes over a proof: its forced states split by what the proofs offer.
 
 Plays ``--games`` boards of the agent's own board (greedy, its own first click; the boards
-of ``python -m msjax.evaluate --episodes N --seed S``) and judges every reveal as
-``msjax.diagnostics`` does (``judge_moves``), against the rule solver's layers 1-2 (the
+of ``python -m msjax evaluate --episodes N --seed S``) and judges every reveal as
+``msjax.evaluate.diagnostics`` does (``judge_moves``), against the rule solver's layers 1-2 (the
 imitation stage's labels): a reveal made while some hidden cell is proved safe is a forced
 state, and one of another cell passes the proofs over. The forced states are split by the
 layer of the proofs on offer (some layer-1 proof, or layer-2 proofs only) and by how many
@@ -32,7 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import msjax
-from msjax import diagnostics, distributed, models, solver
+from msjax import distributed, models, solver
+from msjax.evaluate import diagnostics
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax.agent import Agent

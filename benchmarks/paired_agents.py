@@ -78,9 +78,9 @@ def main(argv: list[str] | None = None) -> None:
     if not args.agents and not args.against:
         parser.error("name an agent (a run or checkpoint), or a saved row with --against, as the baseline")
 
-    from msjax import checkpoint
+    from msjax.run import checkpoint
     from msjax import env as ms_env
-    from msjax.cli.boards import board_config
+    from msjax.env import board_config
     from msjax.agent import SolverAgent
     from msjax.solver import SolverConfig
     from msjax.evaluate import play_games

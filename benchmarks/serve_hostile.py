@@ -37,7 +37,6 @@ from typing import Callable
 import httpx
 
 from msjax import web
-from msjax.cli.boards import board_config
 
 
 def resident_bytes() -> int:
@@ -116,7 +115,7 @@ def main() -> int:
     parser.add_argument("--burst", type=int, default=0, help="clients that each open a new board at once")
     parser.add_argument("--burst-rows", type=int, default=11, help="rows (and columns) of the burst's boards")
     args = parser.parse_args()
-    inspector = web.Inspector(board_config=board_config)
+    inspector = web.Inspector()
     peak, stop, counts, latencies = [resident_bytes()], threading.Event(), {}, []
     burst_counts, burst_seconds = {}, {}
 

@@ -26,8 +26,7 @@ import jax
 
 from msjax import agent as agent_lib
 from msjax import models, web
-from msjax.cli.boards import board_config
-from msjax.config import load_config
+from msjax.run.config import load_config
 
 BOARD = "expert"
 ROWS = (  # (name, player, overlays)
@@ -78,7 +77,7 @@ def main() -> None:
     cfg = load_config(args.config)
     params = models.init_params(jax.random.key(0), cfg.model, cfg.env)
     agent = agent_lib.from_params(params, cfg)
-    inspector = web.Inspector(agent, "untrained", board_config=board_config, default_board=BOARD)
+    inspector = web.Inspector(agent, "untrained", default_board=BOARD)
     results = {}
     with web.serve_in_thread(web.create_app(inspector)) as url, httpx.Client(base_url=url, timeout=600) as client:
         for name, player, overlays in ROWS:

@@ -8,7 +8,7 @@ minibatches; 32-step rollouts, ~131k transitions an update).
 Network: four 64-channel conv layers in bfloat16, one pass (small.py has since moved to
 six 48-channel layers; this config keeps the four, unmeasured at this scale); the policy
 only reveals. Micro-batches keep every compiled chunk within a 16 GB card
-(``python -m msjax.memory configs/beginner.py --config.model.conv_impl=xla``).
+(``python -m msjax memory configs/beginner.py --config.model.conv_impl=xla``).
 Time and win rate: GPU-scale, unmeasured (no GPU run has trained it to the end).
 
     python -m msjax.train --config configs/beginner.py       # -> runs/beginner
@@ -17,7 +17,7 @@ intermediate.py, expert.py and curriculum.py derive from this config. Its earlie
 docstring: docs/experiments/configs-history.md.
 """
 
-from msjax.config import ExperimentConfig, RunConfig
+from msjax.run.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig

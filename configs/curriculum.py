@@ -6,7 +6,7 @@ around each standard count. Imitation warms up on 8x8; then PPO, and when the gr
 policy's win rate on the current board passes 30% the next board takes over, 20% of games
 replaying earlier boards and 10% previewing the next: one compiled program for every level.
 Micro-batches keep every chunk within a 16 GB card
-(``python -m msjax.memory configs/curriculum.py --config.model.conv_impl=xla``).
+(``python -m msjax memory configs/curriculum.py --config.model.conv_impl=xla``).
 Time and win rate: GPU-scale, unmeasured. Tiny settings run the whole pipeline end to end in
 one to two minutes on a 2-core CPU (they win no games, so stay on 8x8;
 ``tests/test_curriculum.py`` checks promotion on a scripted evaluation)::
@@ -22,7 +22,7 @@ one to two minutes on a 2-core CPU (they win no games, so stay on 8x8;
 
 import dataclasses
 
-from msjax.config import ExperimentConfig, apply_overrides, load_config
+from msjax.run.config import ExperimentConfig, apply_overrides, load_config
 from msjax.env import EnvConfig, board_spec
 from msjax.stages.curriculum import CurriculumConfig
 

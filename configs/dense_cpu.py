@@ -20,7 +20,7 @@ Which crowded board, and the figures this docstring used to carry:
 docs/experiments/configs-history.md.
 """
 
-from msjax.config import ExperimentConfig, apply_overrides, load_config
+from msjax.run.config import ExperimentConfig, apply_overrides, load_config
 
 
 def get_config() -> ExperimentConfig:

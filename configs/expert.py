@@ -2,7 +2,7 @@
 
 Derives from intermediate.py (its second pass and residual tower) on a 16x30 board, from
 scratch, with eight residual blocks, 3,000 imitation and 6,000 PPO updates, and smaller
-micro-batches (every compiled chunk fits a 16 GB card: ``python -m msjax.memory
+micro-batches (every compiled chunk fits a 16 GB card: ``python -m msjax memory
 configs/expert.py --config.model.conv_impl=xla``).
 Time and win rate: GPU-scale, unmeasured. ``benchmarks/gpu_run.py --config expert`` sizes
 it to one device call.
@@ -10,7 +10,7 @@ it to one device call.
     python -m msjax.train --config configs/expert.py         # -> runs/expert
 """
 
-from msjax.config import ExperimentConfig, apply_overrides, load_config
+from msjax.run.config import ExperimentConfig, apply_overrides, load_config
 
 
 def get_config() -> ExperimentConfig:

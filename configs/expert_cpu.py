@@ -17,7 +17,7 @@ The updates, crowded stages and labels tried here, and the figures this docstrin
 carry: docs/experiments/configs-history.md.
 """
 
-from msjax.config import ExperimentConfig, apply_overrides, load_config
+from msjax.run.config import ExperimentConfig, apply_overrides, load_config
 
 
 def get_config() -> ExperimentConfig:

@@ -4,7 +4,7 @@ Derives from beginner.py (its PPO, imitation recipe, 4096 boards and evaluation)
 16x16 board, from scratch, with a deeper residual tower (six 64-channel blocks: a wider
 board needs a larger receptive field), the CPU chains' second pass (``model.recycles=1``),
 twice each stage's updates (2,000 imitation, 4,000 PPO) and micro-batches that keep every
-compiled chunk within a 16 GB card (``python -m msjax.memory configs/intermediate.py
+compiled chunk within a 16 GB card (``python -m msjax memory configs/intermediate.py
 --config.model.conv_impl=xla``).
 Time and win rate: GPU-scale, unmeasured. ``benchmarks/gpu_run.py --config intermediate``
 sizes it to one device call.
@@ -12,7 +12,7 @@ sizes it to one device call.
     python -m msjax.train --config configs/intermediate.py   # -> runs/intermediate
 """
 
-from msjax.config import ExperimentConfig, apply_overrides, load_config
+from msjax.run.config import ExperimentConfig, apply_overrides, load_config
 
 
 def get_config() -> ExperimentConfig:

@@ -20,7 +20,7 @@ What each setting was worth, and the figures this docstring used to carry:
 docs/experiments/configs-history.md.
 """
 
-from msjax.config import ExperimentConfig, RunConfig
+from msjax.run.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig

@@ -16,7 +16,7 @@ the second pass paid, before the proof term, +1.50 points on 16x16 and +10.9 on 
 History and measurements: docs/experiments/configs-history.md.
 """
 
-from msjax.config import ExperimentConfig, apply_overrides, load_config
+from msjax.run.config import ExperimentConfig, apply_overrides, load_config
 
 
 def get_config() -> ExperimentConfig:

@@ -19,9 +19,10 @@ import jax
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
-from msjax import checkpoint as checkpoint_lib  # noqa: E402
-from msjax import config as config_lib  # noqa: E402
-from msjax import distributed, train  # noqa: E402
+from msjax.run import checkpoint as checkpoint_lib  # noqa: E402
+from msjax.run import config as config_lib  # noqa: E402
+from msjax import distributed  # noqa: E402
+from msjax.run import loop as train  # noqa: E402
 from msjax.stages import ppo  # noqa: E402
 from tiny_runs import TINY  # noqa: E402
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from msjax import calibration
+from msjax.evaluate import calibration
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import exact

@@ -7,9 +7,9 @@ import jax
 import numpy as np
 import pytest
 
-from msjax import checkpoint as checkpoint_lib
-from msjax.checkpoint import CheckpointError, Checkpoints, DamagedCheckpoint, load_agent
-from msjax.config import apply_overrides
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run.checkpoint import CheckpointError, Checkpoints, DamagedCheckpoint, load_agent
+from msjax.run.config import apply_overrides
 from msjax.stages import ppo
 from tiny_runs import TINY, fresh_ppo_state, saved_run
 

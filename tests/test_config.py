@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from msjax import config as config_lib
-from msjax.config import ExperimentConfig, RunConfig, apply_overrides, load_config
+from msjax.run import config as config_lib
+from msjax.run.config import ExperimentConfig, RunConfig, apply_overrides, load_config
 from msjax.cli.train import parse_args
 from msjax.stages import run_stages
 from msjax.stages.ppo import PPOConfig

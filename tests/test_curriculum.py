@@ -7,11 +7,12 @@ import jax
 import numpy as np
 import pytest
 
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
-from msjax import distributed, env, evaluate, losses, train
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
+from msjax import distributed, env, evaluate, losses
+from msjax.run import loop as train
 from msjax.stages import curriculum, imitation, ppo
-from msjax.config import ExperimentConfig, RunConfig
+from msjax.run.config import ExperimentConfig, RunConfig
 from msjax.stages.curriculum import CurriculumConfig
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
@@ -236,19 +237,17 @@ def test_checkpoints_written_before_board_mixes_still_restore(tmp_path):
 
 
 def test_the_command_line_plays_one_board_of_a_mix_unpadded():
-    from msjax.cli import play
-
-    cfg = play.board_config("3x4x2", safe_first_click=False, base=MIXED.env)
+    cfg = env.board_config("3x4x2", safe_first_click=False, base=MIXED.env)
     assert (cfg.H, cfg.W, cfg.boards) == (3, 4, ((3, 4, 2, 2),))
     assert env.num_channels(cfg) == env.num_channels(MIXED.env)
-    default = play.board_config(None, safe_first_click=False, base=MIXED.env)
+    default = env.board_config(None, safe_first_click=False, base=MIXED.env)
     assert (default.H, default.W, default.boards) == (4, 5, ((4, 5, 2, 2),))
 
 
 def test_a_promotion_on_a_process_that_writes_nothing_works():
     """Processes other than 0 log through ``NoWriter``; a promotion calls the writer on
     every process."""
-    from msjax import runlog
+    from msjax.run import log as runlog
 
     stage = train.make_stages(MIXED, distributed.make_mesh(1))[-1]
     state = ppo.PPOState(

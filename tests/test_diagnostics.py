@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from drawings import position
 
-from msjax import diagnostics
+from msjax.evaluate import diagnostics
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax.agent import RandomAgent, SolverAgent
@@ -226,4 +226,4 @@ def test_cli_rejects_bad_arguments_in_one_line_with_status_2(argv, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1
-    assert captured.err.startswith("python -m msjax.evaluate: error:")
+    assert captured.err.startswith("python -m msjax evaluate: error:")

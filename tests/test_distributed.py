@@ -22,10 +22,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from msjax import checkpoint as checkpoint_lib
+from msjax.run import checkpoint as checkpoint_lib
 from msjax import distributed, losses
 from msjax.stages import ppo
-from msjax.config import RunConfig
+from msjax.run.config import RunConfig
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

@@ -237,16 +237,16 @@ def test_cli_refuses_games_whose_results_do_not_fit_the_host_before_playing(monk
     monkeypatch.setattr(evaluate_cli, "host_memory_bytes", lambda: 2**20)
     assert evaluate_cli.main(["--solver", "--board", "4x4x3", "--episodes", "100000", "--calibration-games", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("python -m msjax.evaluate: error: --episodes 100000: ") and "1.00 MiB" in err, err
+    assert err.startswith("python -m msjax evaluate: error: --episodes 100000: ") and "1.00 MiB" in err, err
     assert "at most" in err
 
 
 def test_cli_refuses_a_batch_that_does_not_fit_the_device_before_playing(monkeypatch, capsys):
-    from msjax import memory
+    from msjax.run import memory
     from msjax.cli import evaluate as evaluate_cli
 
     monkeypatch.setattr(memory, "device_limit", lambda *args, **kw: 2**16)  # a 64 KiB device
     assert evaluate_cli.main(["--solver", "--board", "4x4x3", "--episodes", "32", "--calibration-games", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("python -m msjax.evaluate: error: --batch-size 16: a batch of 16 games needs "), err
+    assert err.startswith("python -m msjax evaluate: error: --batch-size 16: a batch of 16 games needs "), err
     assert "the device has 0.06 MiB" in err

@@ -13,8 +13,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import gpu_run, gpu_run_plan  # noqa: E402
-from msjax import checkpoint as checkpoint_lib  # noqa: E402
-from msjax import config as config_lib  # noqa: E402
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
 from msjax import evaluate  # noqa: E402
 from tiny_runs import ENDLESS, TINY, config_file  # noqa: E402
 

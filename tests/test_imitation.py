@@ -482,7 +482,7 @@ def test_the_shared_forward_pass_is_the_update_of_the_separate_one():
 def test_the_throughput_benchmark_times_both_passes_where_the_config_can_share_them():
     from benchmarks.imitation_throughput import variants
 
-    from msjax import config as config_lib
+    from msjax.run import config as config_lib
 
     small = config_lib.load_config("small")
     assert [(share, impl) for share, impl, _ in variants(small)] == [(True, "auto"), (False, "auto")]

@@ -14,17 +14,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "msjax"
 TESTS = Path(__file__).resolve().parent
 
-# A module's layer is that of the longest prefix listed. The ``python -m`` entry points of
-# packages below the command lines are listed by name: each is a shim into ``msjax.cli``
-# (``test_entry_points_are_shims_into_the_command_lines``).
+# A module's layer is that of the longest prefix listed.
 LAYERS = {
     "msjax.checks": 0,
     "msjax.env": 0,
     "msjax.exact": 0,
     "msjax.stats": 0,
     "msjax.distributed": 0,
-    "msjax.runfiles": 0,
-    "msjax.runlock": 0,
     "msjax.solver": 1,
     "msjax.models": 1,
     "msjax.adapters": 1,
@@ -33,27 +29,13 @@ LAYERS = {
     "msjax.optimizers": 2,
     "msjax.stages": 3,
     "msjax.evaluate": 3,
-    "msjax.diagnostics": 3,
-    "msjax.calibration": 3,
-    "msjax.config": 4,
-    "msjax.checkpoint": 4,
-    "msjax.checkpoint_integrity": 4,
+    "msjax.run": 4,
     "msjax.shipped": 4,
-    "msjax.runlog": 4,
-    "msjax.divergence": 4,
-    "msjax.outofspace": 4,
     "msjax.viz": 4,
     "msjax.web": 4,
-    "msjax.memory": 4,
-    "msjax.evaluate.__main__": 5,
-    "msjax.viz.__main__": 5,
-    "msjax.memory.__main__": 5,
-    "msjax.train": 5,
-    "msjax.runcontrol": 5,
-    "msjax.play": 5,
-    "msjax.serve": 5,
-    "msjax.ship": 5,
     "msjax.cli": 5,
+    "msjax.train": 5,
+    "msjax.__main__": 5,
 }
 
 
@@ -181,11 +163,11 @@ def test_packages_declare_their_public_names():
 
 
 def test_entry_points_are_shims_into_the_command_lines():
-    """Every ``python -m msjax.X`` module only hands over to ``msjax.cli.X`` (argument
-    parsing and printing live there): it imports ``sys`` and its command, nothing else."""
-    entry_points = [m for m in MODULES if m.endswith("__main__")] + ["msjax.play", "msjax.serve", "msjax.ship"]
-    for module in entry_points:
-        imports = {name for name, _, _ in imported_names(MODULES[module], module)}
-        command = module.removesuffix(".__main__").rpartition(".")[2]
-        assert imports == {f"msjax.cli.{command}"}, f"{module} imports {sorted(imports)}"
-        assert len(MODULES[module].read_text().splitlines()) <= 10, f"{module} is more than a shim"
+    """``python -m msjax.train``, the one alias of ``msjax train``, only hands over to
+    ``msjax.cli.train`` (argument parsing and printing live there); ``msjax/__main__.py``
+    imports the command it runs, and no package below the command lines has a ``__main__``."""
+    imports = {name for name, _, _ in imported_names(MODULES["msjax.train"], "msjax.train")}
+    assert imports == {"msjax.cli.train"}, f"msjax.train imports {sorted(imports)}"
+    assert len(MODULES["msjax.train"].read_text().splitlines()) <= 10, "msjax.train is more than a shim"
+    mains = [m for m in MODULES if m.endswith("__main__")]
+    assert mains == ["msjax.__main__"], f"entry points inside packages: {mains}"

@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from msjax import config as config_lib
-from msjax import memory, train
+from msjax.run import config as config_lib
+from msjax.run import memory
+from msjax.run import loop as train
 from msjax.cli import memory as memory_cli
 from tiny_runs import TINY
 
@@ -26,7 +27,7 @@ def test_a_run_within_its_limit_passes_the_check():
 def test_the_report_prints_each_stages_bytes_as_a_table_and_a_json_line(tmp_path, capsys):
     config_file = tmp_path / "tiny.py"
     config_file.write_text(
-        "from msjax import config\n\ndef get_config():\n"
+        "from msjax.run import config\n\ndef get_config():\n"
         f"    return config.from_dict({config_lib.to_dict(TINY)!r})\n"
     )
     assert memory_cli.main([str(config_file), "--updates", "1"]) == 0

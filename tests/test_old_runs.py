@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import msjax
-from msjax import config as config_lib
-from msjax import train
+from msjax.run import config as config_lib
+from msjax.run import loop as train
 from msjax.cli import train as train_cli
 
 OLD_RUN = Path(__file__).parent / "data" / "run_before_issue23"
@@ -44,8 +44,9 @@ def test_a_finished_run_saved_before_the_renames_is_recognised_as_complete(old_r
 
 
 def test_a_run_saved_before_the_renames_resumes_at_its_curriculum_level(old_run):
-    from msjax import checkpoint as checkpoint_lib
-    from msjax import distributed, runcontrol
+    from msjax.run import checkpoint as checkpoint_lib
+    from msjax import distributed
+    from msjax.run import control as runcontrol
 
     cfg = config_lib.load_json(old_run / "config.json")
     cfg = config_lib.apply_overrides(cfg, ["ppo.total_updates=3"])

@@ -21,7 +21,7 @@ from tiny_runs import TINY
 BOARD = "5x5x3"
 SEED = 7
 FIRST = (2, 2)
-CFG = play.board_config(BOARD, safe_first_click=False)
+CFG = ms_env.board_config(BOARD, safe_first_click=False)
 
 
 def run_cli(args, lines):
@@ -54,7 +54,7 @@ def test_board_names_and_sizes_parse():
     assert ms_env.parse_board("9x9x10") == (9, 9, 10)
     with pytest.raises(ValueError, match="HxWxM"):
         ms_env.parse_board("huge")
-    assert not play.board_config("beginner", safe_first_click=True).guarantee_safe_neighborhood
+    assert not ms_env.board_config("beginner", safe_first_click=True).guarantee_safe_neighborhood
 
 
 def test_a_person_wins_by_revealing_every_safe_cell(layout):

@@ -8,7 +8,7 @@ so a rename that forgets the README fails here.
 Every Python block of README.md and of the package READMEs runs as written, in a folder
 holding a tiny ``runs/small``. A shell block runs too when all its commands are cheap
 (``CHEAP``); any other carries ``<!-- not run by the tests: REASON -->`` on the line above
-its fence, and its commands are still checked: each ``python -m msjax.X`` line parses with
+its fence, and its commands are still checked: each msjax command line parses with
 that command's own parser (its config file and overrides load), each script and extra
 named exists.
 """
@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 from tiny_runs import saved_run
 
-from msjax import runlog
+from msjax.run import log as runlog
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msjax"
-DOCUMENTED = ("env", "solver", "exact", "evaluate", "viz", "cli", "adapters", "stages")
+DOCUMENTED = ("env", "solver", "exact", "evaluate", "viz", "cli", "adapters", "stages", "run")
 QUOTED = re.compile(r"```[a-z]*\n(.*?)```|`([^`\n]+)`", re.S)
 
 
@@ -72,7 +72,7 @@ FENCED = re.compile(
     r"(?:<!-- not run by the tests: (?P<reason>[^\n]*?) -->\n)?```(?P<language>python|bash)\n(?P<code>.*?)```", re.S
 )
 # Shell commands cheap enough to run as written (in a folder holding a tiny runs/small).
-CHEAP = {"python -m msjax.viz curves runs/small"}
+CHEAP = {"python -m msjax viz curves runs/small"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,32 +130,42 @@ def tiny_project(folder: Path) -> Path:
     return folder
 
 
+def msjax_command(argv: list[str]) -> tuple[str, list[str]] | None:
+    """``(command, its arguments)`` of ``msjax CMD ...``, ``python -m msjax CMD ...`` or
+    ``python -m msjax.train ...`` (the one alias); None for any other command line."""
+    if argv[:3] == ["python", "-m", "msjax.train"]:
+        return "train", argv[3:]
+    if argv[:3] == ["python", "-m", "msjax"] and len(argv) > 3:
+        return argv[3], argv[4:]
+    if argv[0] == "msjax" and len(argv) > 1:
+        return argv[1], argv[2:]
+    return None
+
+
 def check_parses(argv: list[str]) -> None:
-    """Checks a README command without running it: a ``python -m msjax.X`` command parses
-    with X's own parser (its config and overrides load); a script or extra exists."""
-    from msjax import config as config_lib
+    """Checks a README command without running it: an msjax command parses with its own
+    parser (its config and overrides load); a script or extra exists."""
+    from msjax.run import config as config_lib
     from msjax.cli import play, serve, ship, train
     from msjax.cli import evaluate as evaluate_cli
     from msjax.cli import memory as memory_cli
     from msjax.cli import viz as viz_cli
 
-    if argv[:3] == ["python", "-m", "msjax.train"]:
-        args = train.parse_args(argv[3:])
-        if args.config is not None:
-            train.resolve_config(args)
-    elif argv[:3] == ["python", "-m", "msjax.memory"]:
-        args = memory_cli.parse_args(argv[3:])
-        config_lib.apply_overrides(config_lib.load_config(args.config), args.overrides)
-    elif argv[:3] == ["python", "-m", "msjax.evaluate"]:
-        evaluate_cli.build_parser().parse_args(argv[3:])
-    elif argv[:3] == ["python", "-m", "msjax.viz"]:
-        viz_cli.build_parser().parse_args(argv[3:])
-    elif argv[:3] == ["python", "-m", "msjax.play"]:
-        play.parse_args(argv[3:])
-    elif argv[:3] == ["python", "-m", "msjax.serve"]:
-        serve.parse_args(argv[3:])
-    elif argv[:3] == ["python", "-m", "msjax.ship"]:
-        ship.parse_args(argv[3:])
+    command = msjax_command(argv)
+    if command is not None:
+        name, rest = command
+        if name == "train":
+            args = train.parse_args(rest)
+            if args.config is not None:
+                train.resolve_config(args)
+        elif name == "memory":
+            args = memory_cli.parse_args(rest)
+            config_lib.apply_overrides(config_lib.load_config(args.config), args.overrides)
+        else:
+            parsers = {"evaluate": evaluate_cli.build_parser().parse_args, "viz": viz_cli.build_parser().parse_args,
+                       "play": play.parse_args, "serve": serve.parse_args, "ship": ship.parse_args}
+            assert name in parsers, f"{shlex.join(argv)}: msjax has no command {name!r}"
+            parsers[name](rest)
     elif argv[:3] == ["python", "-m", "ruff"]:
         assert argv[3:] == ["check", "."] and "[tool.ruff" in (REPOSITORY / "pyproject.toml").read_text()
     elif argv[:3] == ["python", "-m", "mkdocs"]:
@@ -209,11 +219,11 @@ def test_every_shell_example_runs_or_says_why_not_and_its_commands_parse(example
 
 
 def run_command(argv: list[str]) -> int:
-    """Runs a cheap ``python -m msjax.X`` command in this process; its exit status."""
-    from msjax.cli import viz as viz_cli
+    """Runs a cheap msjax command in this process; its exit status."""
+    from msjax.__main__ import main
 
-    mains = {"msjax.viz": viz_cli.main}
-    return mains[argv[2]](argv[3:])
+    name, rest = msjax_command(argv)
+    return main([name, *rest])
 
 
 def test_a_shell_block_splits_into_its_commands():

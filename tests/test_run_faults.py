@@ -19,11 +19,15 @@ import numpy as np
 import orbax.checkpoint as ocp
 import pytest
 
-from msjax import config as config_lib
-from msjax import exact, outofspace, runcontrol, runfiles, runlog
+from msjax.run import config as config_lib
+from msjax import exact
+from msjax.run import disk as outofspace
+from msjax.run import control as runcontrol
+from msjax.run import files as runfiles
+from msjax.run import log as runlog
 from msjax.cli import train
-from msjax.checkpoint import Checkpoints
-from msjax.runlock import RunDirBusy, RunDirLock
+from msjax.run.checkpoint import Checkpoints
+from msjax.run.lock import RunDirBusy, RunDirLock
 from msjax.stages import ppo
 from test_train import run_main
 from tiny_runs import CHILD_ENV, ENDLESS, REPO, TINY, config_file, saved_run, start_endless_run, wait_for
@@ -34,7 +38,7 @@ from tiny_runs import CHILD_ENV, ENDLESS, REPO, TINY, config_file, saved_run, st
 
 def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from msjax.runlock import RunDirLock; "
+        [sys.executable, "-c", "import sys, time; from msjax.run.lock import RunDirLock; "
          f"RunDirLock().acquire({str(tmp_path)!r}); print('held', flush=True); time.sleep(600)"],
         cwd=REPO, env=CHILD_ENV, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -244,7 +248,8 @@ def test_memory_with_zero_updates_is_one_line(capsys):
 
 
 def test_calibration_on_a_board_every_game_of_which_ends_at_the_first_click_is_a_note(monkeypatch, capsys):
-    from msjax import calibration, diagnostics
+    from msjax.evaluate import calibration
+    from msjax.evaluate import diagnostics
     from msjax.cli import evaluate
 
     def no_positions(*args, **kwargs):

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from msjax import runlog
+from msjax.run import log as runlog
 
 
 @dataclasses.dataclass(frozen=True)

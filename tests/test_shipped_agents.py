@@ -1,5 +1,5 @@
 """Agents shipped inside the package: loaded by name, their files checked against their
-card's digests, shipped from a run by one command (``python -m msjax.ship``), and named
+card's digests, shipped from a run by one command (``python -m msjax ship``), and named
 where a command line takes ``--agent``. The shipping tests use a tiny run in a temporary
 folder of shipped agents (``MSJAX_SHIPPED_AGENTS``); the last tests play the agents that
 the package really ships."""
@@ -14,8 +14,8 @@ import pytest
 from tiny_runs import TINY, saved_run
 
 import msjax
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import shipped
@@ -121,7 +121,7 @@ def test_the_evaluation_of_msjax_evaluate_can_replace_final_eval(shelf, tmp_path
 def test_a_standard_name_takes_only_a_run_of_its_board(shelf, tiny_run, capsys):
     assert ship(tiny_run, "beginner") == 2
     assert capsys.readouterr().err.strip() == (
-        "python -m msjax.ship: error: --name beginner is the 8x8x10 board's agent; the run plays 4x4x2"
+        "python -m msjax ship: error: --name beginner is the 8x8x10 board's agent; the run plays 4x4x2"
     )
     assert shipped.shipped_names() == []
 
@@ -164,7 +164,7 @@ def test_a_name_not_shipped_names_those_shipped_and_the_ship_command(shelf, tiny
         msjax.load_agent("expert")
     assert str(error.value) == (
         f"no shipped agent 'expert' in {shelf} (shipped: tiny); train one and ship it with "
-        "`python -m msjax.ship runs/NAME --name expert`, or pass a run directory"
+        "`python -m msjax ship runs/NAME --name expert`, or pass a run directory"
     )
 
 

@@ -17,11 +17,14 @@ import jax
 import numpy as np
 import pytest
 
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
-from msjax import distributed, runcontrol, runlog, train
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
+from msjax import distributed
+from msjax.run import control as runcontrol
+from msjax.run import log as runlog
+from msjax.run import loop as train
 from msjax.cli import train as train_cli
-from msjax.checkpoint import CheckpointError, Checkpoints
+from msjax.run.checkpoint import CheckpointError, Checkpoints
 from msjax.stages import ppo
 from tiny_runs import TINY, config_file, start_endless_run, wait_for
 

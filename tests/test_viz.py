@@ -153,7 +153,7 @@ def test_mine_probability_heatmap_is_written(tmp_path):
 
 
 def _metrics_rows():
-    """Rows as msjax.train writes them: an imitation stage, then PPO with evaluations."""
+    """Rows as msjax.run.loop writes them: an imitation stage, then PPO with evaluations."""
     rows = []
     for update in range(1, 4):
         rows.append({"kind": "train", "stage": "imitation", "step": update, "update": update,
@@ -247,6 +247,6 @@ def test_each_figures_help_is_its_own_usage_then_its_options(figure, capsys):
     printed = capsys.readouterr().out
     assert exit_info.value.code == 0
     usage = printed.split("\n\n")[0]
-    assert usage.startswith(f"usage: python -m msjax.viz {figure} [-h]")
+    assert usage.startswith(f"usage: python -m msjax viz {figure} [-h]")
     others = {"curves", "heatmap", "calibration"} - {figure}
     assert not any(other in usage for other in others), usage

@@ -12,8 +12,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from msjax import web  # noqa: E402
 from msjax.cli import serve  # noqa: E402
-from msjax.checkpoint import load_agent  # noqa: E402
-from msjax.cli.boards import board_config  # noqa: E402
+from msjax.run.checkpoint import load_agent  # noqa: E402
 from test_solver_exact import ONE_PASS, survival_by_host_search  # noqa: E402
 from tiny_runs import saved_run  # noqa: E402
 
@@ -23,7 +22,7 @@ BOARD = "4x4x2"
 @pytest.fixture(scope="module")
 def inspector(tmp_path_factory):
     run = saved_run(tmp_path_factory.mktemp("web") / "tiny")
-    return web.Inspector(load_agent(run), "tiny", board_config=board_config, default_board=BOARD,
+    return web.Inspector(load_agent(run), "tiny", default_board=BOARD,
                          search_limits=ONE_PASS)  # compiles a third as long, enough for 4x4
 
 
@@ -208,7 +207,7 @@ def test_a_revealed_cell_cannot_be_played_again(client):
 
 
 def test_agent_step_without_an_agent_is_refused():
-    inspector = web.Inspector(board_config=board_config, default_board=BOARD)
+    inspector = web.Inspector(default_board=BOARD)
     game = inspector.new_game(BOARD, 1, False)
     with pytest.raises(web.GameError, match="--agent"):
         inspector.step(game.game_id, "agent")

@@ -15,7 +15,6 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from msjax import web  # noqa: E402
-from msjax.cli.boards import board_config  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -36,7 +35,7 @@ def browser():
 
 
 def test_the_page_plays_a_click_then_the_solver_finishes_the_game(browser, tmp_path):
-    inspector = web.Inspector(board_config=board_config, default_board="6x6x5")
+    inspector = web.Inspector(default_board="6x6x5")
     with web.serve_in_thread(web.create_app(inspector)) as url:
         browser.get(url + "/")
         wait = WebDriverWait(browser, 120)

@@ -21,7 +21,6 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from msjax import web  # noqa: E402
 from msjax.cli import serve  # noqa: E402
-from msjax.cli.boards import board_config  # noqa: E402
 from msjax.web.app import MAX_BODY_BYTES  # noqa: E402
 from tiny_runs import saved_run  # noqa: E402
 
@@ -31,7 +30,7 @@ BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # jax.moni
 
 @pytest.fixture(scope="module")
 def inspector():
-    return web.Inspector(board_config=board_config, default_board=BOARD, max_boards=2)
+    return web.Inspector(default_board=BOARD, max_boards=2)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +105,7 @@ def test_the_loopback_names_and_the_bound_host_are_accepted_with_or_without_the_
 
 
 def served_app(monkeypatch, argv: list[str]):
-    """The app that ``python -m msjax.serve ARGV`` would serve (nothing runs)."""
+    """The app that ``python -m msjax serve ARGV`` would serve (nothing runs)."""
     import uvicorn
 
     served = []
@@ -135,7 +134,7 @@ def test_info_names_the_agents_run_never_its_path(monkeypatch, tmp_path):
 
 
 def test_a_request_needing_a_compile_while_another_compiles_gets_a_503_and_changes_nothing():
-    inspector = web.Inspector(board_config=board_config, default_board=BOARD)  # its own programs: none compiled
+    inspector = web.Inspector(default_board=BOARD)  # its own programs: none compiled
     with web.serve_in_thread(web.create_app(inspector)) as url, httpx.Client(base_url=url) as client:
         game = client.post("/api/games", json={"board": BOARD, "seed": 1}).json()
         game_url = f"/api/games/{game['id']}"
@@ -159,7 +158,7 @@ def test_a_request_needing_a_compile_while_another_compiles_gets_a_503_and_chang
 
 
 def test_a_boards_programs_compile_once_each_and_inside_the_compile_slot():
-    inspector = web.Inspector(board_config=board_config, default_board=BOARD)
+    inspector = web.Inspector(default_board=BOARD)
     compiles = []
 
     def listener(event: str, seconds: float, fun_name: str = "", **_) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import jax
 
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
 from msjax.stages import ppo
-from msjax.config import ExperimentConfig, RunConfig
+from msjax.run.config import ExperimentConfig, RunConfig
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig

@@ -13,6 +13,7 @@ batch speed whoever vmaps them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -28,7 +29,7 @@ StepResult = tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]
 
 def board_config(board: str | EnvConfig, **rules: Any) -> EnvConfig:
     """The ``EnvConfig`` of a board: a name of ``env.STANDARD_BOARDS`` or ``HxWxM`` text
-    (``env.parse_board``) plus any other ``EnvConfig`` fields as keywords; an ``EnvConfig``
+    (``env.board_config``) plus any other ``EnvConfig`` fields as keywords; an ``EnvConfig``
     is returned as given (then no ``rules`` are allowed).
 
     Raises:
@@ -49,8 +50,7 @@ def board_config(board: str | EnvConfig, **rules: Any) -> EnvConfig:
     unknown = sorted(set(rules) - fields)
     if unknown:
         raise ValueError(f"unknown EnvConfig field(s) {unknown}; valid: {sorted(fields)}")
-    height, width, mines = env.parse_board(board)
-    return EnvConfig(H=height, W=width, mine_count=mines, **rules)
+    return dataclasses.replace(env.board_config(board), **rules)
 
 
 def check_bool(name: str, value: Any) -> None:

@@ -1,9 +1,9 @@
-"""``python -m msjax.evaluate``: a player's win rate, avoidability and calibration figures,
+"""``python -m msjax evaluate``: a player's win rate, avoidability and calibration figures,
 printed as a table and then as one JSON line.
 
 Usage::
 
-    python -m msjax.evaluate (--agent runs/NAME|NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
+    python -m msjax evaluate (--agent runs/NAME|NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
                              [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
 
 Progress (games done, rate, time left) goes to stderr: a bar on a terminal, elsewhere a
@@ -24,14 +24,15 @@ from typing import Any, Sequence
 import jax
 
 from msjax import agent as agent_lib
-from msjax import checkpoint as checkpoint_lib
-from msjax import calibration, diagnostics
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.evaluate import calibration
+from msjax.evaluate import diagnostics
 from msjax import env as ms_env
-from msjax import memory as memory_lib
-from msjax import runlog
+from msjax.run import memory as memory_lib
+from msjax.run import log as runlog
 from msjax.cli.args import int_in, lookahead, positive_int
 from msjax.cli.args import seed as seed_type
-from msjax.cli.boards import board_config
+from msjax.env import board_config
 from msjax.evaluate import MAX_GAMES
 
 MAX_EPISODES = MAX_GAMES // 2
@@ -59,7 +60,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
-    parser = _Parser(prog="python -m msjax.evaluate", description=DESCRIPTION)
+    parser = _Parser(prog="python -m msjax evaluate", description=DESCRIPTION)
     who = parser.add_mutually_exclusive_group(required=True)
     who.add_argument(
         "--agent", metavar="RUN|NAME",
@@ -138,7 +139,7 @@ def _load(args: argparse.Namespace):
 
 
 def _load_player(args: argparse.Namespace):
-    from msjax.checkpoint import CheckpointError
+    from msjax.run.checkpoint import CheckpointError
 
     try:
         if args.solver and (args.symmetric or args.proofs or args.lookahead):
@@ -281,7 +282,7 @@ def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argp
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m msjax.evaluate``: prints the figures as a table, then one JSON line.
+    """``python -m msjax evaluate``: prints the figures as a table, then one JSON line.
 
     Returns the exit status: 0, or 2 after a one-line error on a bad command line.
     """
@@ -290,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         player, cfg, name = _load(args)
         figures = play_with_progress(player, cfg, name, args)
     except UsageError as error:
-        print(f"python -m msjax.evaluate: error: {error}", file=sys.stderr)
+        print(f"python -m msjax evaluate: error: {error}", file=sys.stderr)
         return 2
     note = figures.pop("note", None)
     print(format_table(name, cfg, figures))

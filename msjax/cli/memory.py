@@ -1,9 +1,9 @@
-"""``python -m msjax.memory CONFIG``: what each stage's compiled chunk needs in device
+"""``python -m msjax memory CONFIG``: what each stage's compiled chunk needs in device
 memory, as a table and then one JSON line.
 
 Usage::
 
-    python -m msjax.memory CONFIG [--updates N] [--config.section.field=value ...]
+    python -m msjax memory CONFIG [--updates N] [--config.section.field=value ...]
 
 CONFIG is a config file or a name in ``configs/``. The chunks are compiled (not run) for
 one device of the current backend; on the CPU, ``--config.model.conv_impl=xla`` sizes
@@ -22,15 +22,16 @@ from typing import Any, Sequence
 
 import jax
 
-from msjax import config as config_lib
-from msjax import memory, runlog
+from msjax.run import config as config_lib
+from msjax.run import memory
+from msjax.run import log as runlog
 from msjax import stages as stages_lib
 from msjax.cli.args import config_overrides, positive_int
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m msjax.memory",
+        prog="python -m msjax memory",
         usage="%(prog)s [-h] [--updates N] CONFIG [--config.SECTION.FIELD=VALUE ...]",
         description=(
             "What each training stage's compiled chunk needs in device memory (compiled, not run), "

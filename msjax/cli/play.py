@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m msjax.play [--board beginner|intermediate|expert|HxWxM] [--seed N]
+    python -m msjax play [--board beginner|intermediate|expert|HxWxM] [--seed N]
                          [--safe-first-click] [--agent runs/NAME|NAME | --solver]
                          [--top-k K] [--color auto|always|never]
 
@@ -37,7 +37,7 @@ from msjax import evaluate as evaluate_lib
 from msjax import solver as solver_lib
 from msjax import viz
 from msjax.cli.args import seed as seed_type
-from msjax.cli.boards import board_config
+from msjax.env import board_config
 from msjax.env import EnvConfig, EnvState
 from msjax.evaluate import TakeTurn, Turn, apply_move, new_game
 
@@ -283,7 +283,7 @@ def layer_summary_text(records: list[solver_lib.ActionRecord]) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m msjax.play", description=__doc__.split("\n")[0],
+        prog="python -m msjax play", description=__doc__.split("\n")[0],
         epilog="While you play: " + HELP,
     )  # fmt: skip
     parser.add_argument("--board", help="beginner (8x8x10, default), intermediate, expert, or HxWxM")
@@ -314,7 +314,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     try:
         if args.agent:
-            from msjax.checkpoint import load_agent  # only the agent mode needs checkpoints
+            from msjax.run.checkpoint import load_agent  # only the agent mode needs checkpoints
 
             agent = load_agent(args.agent)
             cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)

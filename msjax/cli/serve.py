@@ -3,7 +3,7 @@
 Usage::
 
     pip install -e '.[web]'
-    python -m msjax.serve [--agent RUN|NAME] [--board beginner|intermediate|expert|HxWxM]
+    python -m msjax serve [--agent RUN|NAME] [--board beginner|intermediate|expert|HxWxM]
                           [--host 127.0.0.1] [--port 8000] [--allow-host NAME ...]
 
 Serves the page on the loopback address (``--host 0.0.0.0`` opens it to the network, with
@@ -28,14 +28,13 @@ import socket
 import sys
 from typing import Sequence
 
-from msjax.cli.boards import board_config
 
 WEB_PACKAGES = ("fastapi", "uvicorn")
 INSTALL_HINT = "msjax.serve needs the web extra: pip install -e '.[web]' (fastapi and uvicorn)"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m msjax.serve", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m msjax serve", description=__doc__.split("\n")[0])
     parser.add_argument("--agent", metavar="RUN|NAME",
                         help="the agent saved in runs/NAME (or one checkpoint), or a shipped agent: beginner, intermediate, expert")
     parser.add_argument("--board", default=None, help="board the page starts with: beginner (default), intermediate, expert, HxWxM")
@@ -68,11 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         agent = None
         if args.agent:
-            from msjax.checkpoint import load_agent
+            from msjax.run.checkpoint import load_agent
 
             agent = load_agent(args.agent)
         agent_name = agent_label(args.agent) if args.agent else None
-        inspector = web.Inspector(agent, agent_name, board_config=board_config, default_board=args.board or "beginner")
+        inspector = web.Inspector(agent, agent_name, default_board=args.board or "beginner")
         inspector.game_config(inspector.default_board, False)  # a bad --board fails here, not in the page
     except (ValueError, FileNotFoundError, web.GameError) as err:
         print(f"error: {err}")
@@ -104,7 +103,7 @@ def agent_label(agent: str) -> str:
 def run_name(path: str) -> str:
     """The name of the run directory that ``path`` (a run directory, its checkpoints
     directory or one checkpoint) belongs to: what the page shows, never the path."""
-    from msjax.checkpoint import resolve
+    from msjax.run.checkpoint import resolve
 
     checkpoints_dir, _ = resolve(path)
     return (checkpoints_dir.parent if checkpoints_dir.name == "checkpoints" else checkpoints_dir).name

@@ -1,4 +1,4 @@
-"""``python -m msjax.train``: the command line of a training run (``msjax.train`` runs it).
+"""``python -m msjax.train``: the command line of a training run (``msjax.run.loop`` runs it).
 
 Usage::
 
@@ -15,7 +15,7 @@ that holds a run is refused). ``--resume`` continues from the latest intact chec
 (of ``--workdir``, else of ``run.workdir``), saying which, and first runs its
 evaluation if that did not finish; on a run already complete it says so in one line
 and writes nothing; ``--resume-step N`` continues from kept step N.
-What a run does and writes is told in ``msjax.train``.
+What a run does and writes is told in ``msjax.run.loop``.
 """
 
 from __future__ import annotations
@@ -27,12 +27,15 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from msjax import config as config_lib
-from msjax import distributed, divergence, outofspace, runlog
-from msjax import train as train_lib
+from msjax.run import config as config_lib
+from msjax import distributed
+from msjax.run import divergence
+from msjax.run import disk as outofspace
+from msjax.run import log as runlog
+from msjax.run import loop as train_lib
 from msjax.cli.args import config_overrides, non_negative_int, positive_float
-from msjax.config import ExperimentConfig
-from msjax.runcontrol import (
+from msjax.run.config import ExperimentConfig
+from msjax.run.control import (
     RunStopped,
     check_no_dangling_link,
     finished_run,
@@ -43,7 +46,7 @@ from msjax.runcontrol import (
     resume_command,
     warm_start_params,
 )
-from msjax.runlock import RunDirLock
+from msjax.run.lock import RunDirLock
 
 EXIT_INTERRUPTED = 130
 

@@ -1,11 +1,11 @@
-"""``python -m msjax.viz``: writes a PNG figure and prints its path.
+"""``python -m msjax viz``: writes a PNG figure and prints its path.
 
 Usage::
 
-    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png,
+    python -m msjax viz curves runs/NAME            # -> runs/NAME/training_curves.png,
                                                     #    runs/NAME/win_rate_vs_compute.png
-    python -m msjax.viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
-    python -m msjax.viz calibration --agent runs/NAME --games 100   # -> reliability.png
+    python -m msjax viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
+    python -m msjax viz calibration --agent runs/NAME --games 100   # -> reliability.png
 """
 
 from __future__ import annotations
@@ -15,18 +15,19 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from msjax import calibration, runlog
+from msjax.evaluate import calibration
+from msjax.run import log as runlog
 from msjax import evaluate as evaluate_lib
 from msjax import viz
 from msjax.cli.args import positive_int
 from msjax.cli.args import seed as seed_type
-from msjax.cli.boards import board_config
+from msjax.env import board_config
 
-PROG = "python -m msjax.viz"
+PROG = "python -m msjax viz"
 USAGE = """\
-python -m msjax.viz curves runs/NAME [-o PNG] [--compute-out PNG]
-       python -m msjax.viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
-       python -m msjax.viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
+python -m msjax viz curves runs/NAME [-o PNG] [--compute-out PNG]
+       python -m msjax viz heatmap (--agent runs/NAME | --solver) [--board B] [--seed N] [--move K] [-o PNG]
+       python -m msjax viz calibration (--agent runs/NAME | --solver) [--board B] [--games N] [--seed N] [-o PNG]"""
 DESCRIPTION = "Pictures of boards and training: terminal views with overlays, and PNG figures."
 
 
@@ -42,7 +43,7 @@ def _player_options(parser: argparse.ArgumentParser) -> None:
 def _turns(args: argparse.Namespace):
     """``(take_turn, cfg, name)`` for the ``--agent``/``--solver`` options (see ``msjax.cli.play``)."""
     if args.agent:
-        from msjax.checkpoint import load_agent
+        from msjax.run.checkpoint import load_agent
 
         agent = load_agent(args.agent)
         cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
@@ -59,7 +60,7 @@ def _figure(figures: Any, name: str, description: str) -> argparse.ArgumentParse
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
     parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, usage=USAGE)
-    # prog: each figure's usage starts "python -m msjax.viz FIGURE" (not the whole USAGE)
+    # prog: each figure's usage starts "python -m msjax viz FIGURE" (not the whole USAGE)
     figures = parser.add_subparsers(dest="figure", required=True, metavar="FIGURE", prog=PROG)
     curves = _figure(
         figures, "curves", "Training curves of a run, and its evaluations' win rate against env steps and wall seconds."

@@ -51,7 +51,7 @@ name, the boards of a mix), ``rules`` (actions, new games, mine placement, the f
 
 from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step, select_games
 from msjax.env.bits import dilate, neighbour_sum, pack_rows, unpack_rows
-from msjax.env.boards import STANDARD_BOARDS, board_env, board_name, board_shape, parse_board, playable
+from msjax.env.boards import STANDARD_BOARDS, board_config, board_env, board_name, board_shape, parse_board, playable
 from msjax.env.config import (
     MAX_WIDTH,
     OBSERVATION_FIELDS,
@@ -101,6 +101,7 @@ __all__ = [
     "board_shape",
     "board_symbols",
     "board_spec",
+    "board_config",
     "board_env",
     "board_name",
     "BoardSpec",

@@ -108,3 +108,32 @@ def board_env(
         return dataclasses.replace(cfg, boards=(spec,))
     rows, cols, fewest, _ = spec
     return dataclasses.replace(cfg, H=rows, W=cols, mine_count=fewest, boards=(spec,))
+
+
+def board_config(board: str | None, safe_first_click: bool = False, base: EnvConfig | None = None) -> EnvConfig:
+    """The game a command line, the inspector or an adapter names: ``base`` (an agent's
+    training game, default ``EnvConfig()``) with the board of ``board`` (a name of
+    ``STANDARD_BOARDS`` or ``HxWxM`` text; None keeps ``base``'s, default beginner without a
+    base) and the first-click rule.
+
+    An agent trained on a board mix (``base.boards``) plays the board alone, unpadded but
+    with the mix's observation channels (default: the mix's last board at its fewest
+    mines), so the solver-based diagnostics see whole boards.
+
+    Raises:
+      ValueError: an unknown board, or mines that do not fit it.
+    """
+    if base is None:
+        base = EnvConfig()
+        board = board or "beginner"
+    if safe_first_click:  # first: turning the guarantee off only lets more mines fit
+        base = dataclasses.replace(base, guarantee_safe_neighborhood=False)
+    if base.boards:
+        if board is None:
+            return board_env(base, -1, base.boards[-1].fewest, padded=False)
+        height, width, mines = parse_board(board)
+        return board_env(base, (height, width, mines, mines), padded=False)
+    if board is not None:
+        height, width, mines = parse_board(board)
+        return dataclasses.replace(base, H=height, W=width, mine_count=mines, density_band=None)
+    return base

@@ -3,7 +3,7 @@
 ``evaluate(player, env_cfg, episodes)`` runs ``episodes`` games in vmapped batches on the
 device, one game per batch slot (``games``), and returns the figures of ``summary``.
 ``evaluate_boards`` plays every board of a board mix. ``turns`` plays single games move by move on the host, for people and figures.
-``python -m msjax.evaluate`` is the command line (``msjax.cli.evaluate``).
+``python -m msjax evaluate`` is the command line (``msjax.cli.evaluate``).
 """
 
 from msjax.evaluate.boards import board_win_rates, evaluate_boards

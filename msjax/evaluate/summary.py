@@ -87,7 +87,7 @@ def evaluate(
       when there are none), ``invalid_action_rate`` (invalid actions per action taken),
       ``mean_return`` and its ``reward_components`` (``reward_components``), ``episodes``
       and ``unfinished`` (games stopped by the step cap). Guesses per game, avoidable
-      guesses and calibration come from ``msjax.diagnostics.diagnose``, which runs the
+      guesses and calibration come from ``msjax.evaluate.diagnostics.diagnose``, which runs the
       solver on every position.
 
     Raises:

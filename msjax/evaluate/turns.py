@@ -4,7 +4,7 @@
 the move to its caller, then applies the move, until the game is over or the move cap
 is reached. ``game_turns`` runs it on one board with a turn function such as
 ``solver_turns`` or ``agent_turns`` (``(state, move number) -> Turn``: the move a player
-is about to play with what it believed); ``msjax.calibration.collect_positions`` runs it
+is about to play with what it believed); ``msjax.evaluate.calibration.collect_positions`` runs it
 on a batch of games. Each step is a jitted function of a static config, so it compiles
 once per board (and per solver config).
 """

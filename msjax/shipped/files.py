@@ -27,15 +27,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from msjax import agent as agent_lib
-from msjax import config as config_lib
-from msjax import runfiles
+from msjax.run import config as config_lib
+from msjax.run import files as runfiles
 from msjax.env import STANDARD_BOARDS
 
 SHIPPED_DIR_VARIABLE = "MSJAX_SHIPPED_AGENTS"
 """The environment variable that names another folder of shipped agents."""
 PACKAGE_DIR = Path(__file__).resolve().parent
 PARAMS_FILE, CONFIG_FILE, CARD_FILE = "params.msgpack", "config.json", "card.json"
-SHIP_COMMAND = "python -m msjax.ship runs/NAME --name {name}"
+SHIP_COMMAND = "python -m msjax ship runs/NAME --name {name}"
 
 
 class ShippedAgentError(ValueError):

@@ -1,7 +1,7 @@
 """Shipping a run's agent: its parameters, config and card, from what the run wrote.
 
 The card says what the agent is (``card_of_run``): the win rate with its 95% interval and
-games (the run's ``final_eval.json``, or the JSON line of ``python -m msjax.evaluate``
+games (the run's ``final_eval.json``, or the JSON line of ``python -m msjax evaluate``
 given instead), the chain of runs that trained it (each run, then the one its
 ``run.init_from`` warm-started from, back to a fresh start: board, stages and updates,
 environment steps, wall time, finishing date, from ``config.json`` and ``metrics.jsonl``),
@@ -20,9 +20,9 @@ from typing import Any
 
 import jax
 
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
-from msjax import runfiles
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
+from msjax.run import files as runfiles
 from msjax import stages as stages_lib
 from msjax.env import STANDARD_BOARDS, EnvConfig
 from msjax.shipped import files
@@ -111,7 +111,7 @@ def training_chain(run_dir: Path) -> list[dict[str, Any]]:
 
 def evaluation_of(run_dir: Path, evaluation_file: str | Path | None, env_cfg: EnvConfig) -> dict[str, Any]:
     """The win rate, its interval and games: from ``evaluation_file`` (the JSON line that
-    ``python -m msjax.evaluate`` prints, saved to a file) when given, else the run's
+    ``python -m msjax evaluate`` prints, saved to a file) when given, else the run's
     ``final_eval.json``; ``ShippedAgentError`` when there is none or it is of another board."""
     if evaluation_file is None:
         path = run_dir / FINAL_EVAL
@@ -123,7 +123,7 @@ def evaluation_of(run_dir: Path, evaluation_file: str | Path | None, env_cfg: En
         path = Path(evaluation_file)
         lines = [line for line in path.read_text().splitlines() if line.strip().startswith("{")]
         if not lines:
-            raise files.ShippedAgentError(f"--evaluation {path}: holds no JSON line of python -m msjax.evaluate")
+            raise files.ShippedAgentError(f"--evaluation {path}: holds no JSON line of python -m msjax evaluate")
         source = json.loads(lines[-1])
         board = source.get("board")
         if board != board_of(env_cfg):

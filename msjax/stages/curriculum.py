@@ -18,7 +18,7 @@ the rest of the training state, so a resumed run keeps its level.
 
 ``evaluate.evaluate_boards`` plays the greedy policy on every board of a mix, the
 evaluation that ``promote`` reads (``evaluate.board_win_rates``). Beyond that this module is pure bookkeeping: no files, no logging
-(``msjax.train`` does those). The seed's other curriculum aid, random first clicks, is
+(``msjax.run.loop`` does those). The seed's other curriculum aid, random first clicks, is
 ``batchplay.random_first_clicks``.
 """
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import jax
 
 
-# ``cfg`` below is an ``msjax.config.ExperimentConfig`` (a layer above this one, so it is
+# ``cfg`` below is an ``msjax.run.config.ExperimentConfig`` (a layer above this one, so it is
 # only read through its attributes here).
 
 

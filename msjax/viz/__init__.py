@@ -1,12 +1,12 @@
 """Pictures of boards and training: terminal views with overlays (``terminal``) and PNG
 figures (``figures``, matplotlib imported only when one is drawn).
 
-``python -m msjax.viz`` is the command line (``msjax.cli.viz``)::
+``python -m msjax viz`` is the command line (``msjax.cli.viz``)::
 
-    python -m msjax.viz curves runs/NAME            # -> runs/NAME/training_curves.png,
+    python -m msjax viz curves runs/NAME            # -> runs/NAME/training_curves.png,
                                                     #    runs/NAME/win_rate_vs_compute.png
-    python -m msjax.viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
-    python -m msjax.viz calibration --agent runs/NAME --games 100   # -> reliability.png
+    python -m msjax viz heatmap --solver --seed 4 --move 8   # -> mine_probabilities.png
+    python -m msjax viz calibration --agent runs/NAME --games 100   # -> reliability.png
 """
 
 from msjax.viz.figures import (

@@ -180,7 +180,7 @@ _AUX_METRICS = {"mine_bce": "mine-head BCE", "entropy": "policy entropy"}
 def plot_training_curves(run: str | Path, path: str | Path | None = None) -> Path:
     """Saves a PNG of a run's learning curves against environment steps.
 
-    Four panels, from ``metrics.jsonl`` as ``msjax.train`` writes it: win rate (training
+    Four panels, from ``metrics.jsonl`` as ``msjax.run.loop`` writes it: win rate (training
     rollouts, the solver during imitation, and greedy evaluations with their 95% band);
     return (evaluation mean return per game, training mean reward per step); losses;
     mine-head BCE and policy entropy. Stage changes are dashed vertical lines.

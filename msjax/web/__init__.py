@@ -8,7 +8,7 @@ board's jitted programs, the boards whose programs are kept and the slot that le
 compile run at a time; ``app`` is the FastAPI app and its JSON API (which answers only
 requests that name this server as their ``Host``); ``static/`` the page (plain HTML, CSS
 and JavaScript).
-``python -m msjax.serve`` is the command line; it needs the ``web`` extra
+``python -m msjax serve`` is the command line; it needs the ``web`` extra
 (``pip install -e '.[web]'``), as does importing this package.
 """
 

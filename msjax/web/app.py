@@ -234,7 +234,7 @@ class HostCheck:
             return await self.app(scope, receive, send)
         names = ", ".join(f"[{host}]" if ":" in host else host for host in self.hosts)
         message = (f"Host {header[:100]!r} is not a name of this server: it answers to {names} "
-                   "(python -m msjax.serve --allow-host NAME adds one)")
+                   "(python -m msjax serve --allow-host NAME adds one)")
         await JSONResponse({"error": message}, status_code=400)({"type": "http"}, None, send)
 
 

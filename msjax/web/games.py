@@ -109,8 +109,6 @@ class Inspector:
         config, so observations match its training), or None: the page then offers the
         solver alone.
       agent_name: how the page names the agent (e.g. its run directory).
-      board_config: ``(board text, safe_first_click, base) -> EnvConfig``, the one home of
-        the command lines' board rule (``msjax.cli.boards.board_config``).
       default_board: the board the page starts with.
       solver_cfg: the rule solver's options.
       exact_max_nodes: search budget of the exact overlay per component
@@ -133,7 +131,6 @@ class Inspector:
         agent: Any = None,
         agent_name: str | None = None,
         *,
-        board_config: Any,
         default_board: str = "beginner",
         solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig(),
         exact_max_nodes: int = 20_000,
@@ -143,7 +140,7 @@ class Inspector:
         max_compiles: int = 1,
     ):
         self.agent, self.agent_name = agent, agent_name
-        self.board_config, self.default_board = board_config, default_board
+        self.default_board = default_board
         self.solver_cfg, self.exact_max_nodes, self.max_games = solver_cfg, exact_max_nodes, max_games
         self.games: collections.OrderedDict[str, Game] = collections.OrderedDict()
         self.results: dict[str, dict[str, int]] = {}
@@ -156,7 +153,7 @@ class Inspector:
     def _standard_configs(self) -> list[EnvConfig]:
         """The configs of the standard boards under both first-click rules."""
         base = self.agent.env_cfg if self.agent is not None else None
-        return [self.board_config(name, rule, base) for name in ms_env.STANDARD_BOARDS for rule in (False, True)]
+        return [ms_env.board_config(name, rule, base) for name in ms_env.STANDARD_BOARDS for rule in (False, True)]
 
     # ------------------------------------------------------------------ requests
 
@@ -197,7 +194,7 @@ class Inspector:
             if height > MAX_ROWS:
                 raise ValueError(f"board {board!r} has {height} rows: the inspector draws at most {MAX_ROWS}")
             base = self.agent.env_cfg if self.agent is not None else None
-            return self.board_config(board, safe_first_click, base)
+            return ms_env.board_config(board, safe_first_click, base)
         except ValueError as err:
             raise GameError(400, str(err)) from None
 

@@ -1,6 +1,6 @@
 """A tiny curriculum run (two padded boards, 8 games a stage), written by the code before
 issue 23's renames, for tests/data/run_before_issue23."""
-from msjax.config import ExperimentConfig, RunConfig
+from msjax.run.config import ExperimentConfig, RunConfig
 from msjax.curriculum import CurriculumConfig
 from msjax.env import EnvConfig
 from msjax.imitation import ImitationConfig

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from msjax import distributed
-from msjax.runfiles import resume_command
+from msjax.run.files import resume_command
 
 __all__ = ["WATCHED", "TrainingDiverged", "first_non_finite", "params_finite", "check_chunk"]
 

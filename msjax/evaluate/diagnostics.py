@@ -19,7 +19,7 @@ With ``exact=True`` every reveal is also judged by the exact probabilities of th
 or one of the *best* guesses; and each lost game is put down to the kind of its last move
 (``loss_causes``).
 
-Calibration of a mine head (how well its beliefs match the mines): ``msjax.calibration``.
+Calibration of a mine head (how well its beliefs match the mines): ``msjax.evaluate.calibration``.
 """
 
 from __future__ import annotations

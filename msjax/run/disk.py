@@ -14,7 +14,7 @@ import errno
 import re
 from pathlib import Path
 
-from msjax.runfiles import resume_command
+from msjax.run.files import resume_command
 
 __all__ = ["is_out_of_space", "needed_bytes", "out_of_space_line"]
 

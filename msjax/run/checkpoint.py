@@ -39,9 +39,9 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from msjax import agent as agent_lib
-from msjax import config as config_lib
-from msjax import checkpoint_integrity as integrity
-from msjax import runfiles
+from msjax.run import config as config_lib
+from msjax.run import integrity
+from msjax.run import files as runfiles
 from msjax import shipped as shipped_lib
 from msjax import stages as stages_lib
 
@@ -93,7 +93,7 @@ class CheckpointInfo:
 class _DropExpectedOrbaxWarnings(logging.Filter):
     """Orbax warns on every save without metrics (most of ours have none, by design), on
     every read-only manager (how ``load_agent`` opens a run), and, with tracebacks, from
-    each thread on a full disk (one line says it: ``msjax.outofspace``)."""
+    each thread on a full disk (one line says it: ``msjax.run.disk``)."""
 
     EXPECTED = ("did not provide metrics", "read_only=True", "Given directory is read only", "No space left on device")
 
@@ -104,7 +104,7 @@ class _DropExpectedOrbaxWarnings(logging.Filter):
 
 logging.getLogger("absl").addFilter(_DropExpectedOrbaxWarnings())
 logging.getLogger("asyncio").addFilter(_DropExpectedOrbaxWarnings())  # Orbax's tasks on a full disk
-LOG = logging.getLogger("msjax.checkpoint")
+LOG = logging.getLogger("msjax.run.checkpoint")
 
 
 # ----------------------------------------------------------------------------- keys

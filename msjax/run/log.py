@@ -22,7 +22,7 @@ from typing import Any, Protocol, Sequence, TextIO
 
 import numpy as np
 
-from msjax import runfiles
+from msjax.run import files as runfiles
 from msjax.stages import StageSpec
 
 

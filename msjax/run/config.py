@@ -22,7 +22,7 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
-from msjax import runfiles
+from msjax.run import files as runfiles
 from msjax.checks import check_fields, ints
 from msjax.stages.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
@@ -30,7 +30,7 @@ from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
 from msjax.stages.ppo import PPOConfig
 
-CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +56,7 @@ class RunConfig:
       num_devices: devices the training stages run on, data-parallel (0 = all devices of
         every process); ``ppo.num_envs`` and ``imitation.num_envs`` must divide by it.
       device_memory_gib: device memory each compiled chunk must fit in, GiB, checked
-        before the first update (``msjax.memory.check_fits``); 0 = what the device says
+        before the first update (``msjax.run.memory.check_fits``); 0 = what the device says
         it has (``memory_stats()``: accelerators only, no check on the CPU), >= 0.
       init_from: a run directory or one checkpoint whose network parameters start the
         run's first stage (a warm start: e.g. a 16x16 agent from an 8x8 one; the network

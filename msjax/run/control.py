@@ -1,4 +1,4 @@
-"""The run directory and the signals that stop a run (what ``msjax.train`` does around
+"""The run directory and the signals that stop a run (what ``msjax.run.loop`` does around
 its loop).
 
 A run directory holds one run: ``prepare_run_dir`` refuses a new run where checkpoints
@@ -29,13 +29,14 @@ from typing import Any, Callable, Sequence
 import jax
 from jax.sharding import Mesh
 
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
-from msjax import distributed, models, runfiles
-from msjax.config import ExperimentConfig
-from msjax.runfiles import resume_command
-from msjax.runlock import LOCK_FILE, RunDirBusy, RunDirLock
-from msjax.runlog import StageInfo
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
+from msjax import distributed, models
+from msjax.run import files as runfiles
+from msjax.run.config import ExperimentConfig
+from msjax.run.files import resume_command
+from msjax.run.lock import LOCK_FILE, RunDirBusy, RunDirLock
+from msjax.run.log import StageInfo
 
 RUN_FILES = ("config.json", "metrics.jsonl", "tb", "final_eval.json", "train.log")
 """What a run writes in its directory besides checkpoints (a new run moves them aside)."""
@@ -152,7 +153,7 @@ def check_run_paths(run_dir: Path, names: Sequence[str], tensorboard: bool) -> N
 
 
 def lock_run_dir(lock: RunDirLock, run_dir: Path) -> None:
-    """Process 0 takes ``run_dir``'s lock (``msjax.runlock``); when another live process
+    """Process 0 takes ``run_dir``'s lock (``msjax.run.lock``); when another live process
     holds it, every process of the run stops with a ``SystemExit`` whose one ``error:``
     line names the directory and the holder's process id."""
     busy = ""

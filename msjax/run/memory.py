@@ -11,7 +11,7 @@ backend the figures are a proxy for a GPU's (the same program, another compiler)
 enough to size configs; ``model.conv_impl="xla"`` makes the CPU compile the GPU's
 convolutions.
 
-``python -m msjax.memory CONFIG`` prints the figures (``msjax.cli.memory``).
+``python -m msjax memory CONFIG`` prints the figures (``msjax.cli.memory``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import jax
 
 from msjax import distributed
 from msjax import stages as stages_lib
-from msjax.config import ExperimentConfig
+from msjax.run.config import ExperimentConfig
 from msjax.stages import StageSpec
 
 __all__ = ["ChunkMemory", "DoesNotFit", "GIB", "check_fits", "chunk_memory", "compiled_memory", "device_limit"]
@@ -124,5 +124,5 @@ def check_fits(
         f"the {memory.stage} chunk needs {memory.total_bytes / GIB:.2f} GiB of device memory "
         f"(state {memory.argument_bytes / GIB:.2f} GiB in, {memory.output_bytes / GIB:.2f} GiB out, "
         f"{memory.temp_bytes / GIB:.2f} GiB temporary) but the device has {limit_bytes / GIB:.2f} GiB: "
-        f"set {setting}{current} to a smaller divisor of its batch, or use fewer boards per update (python -m msjax.memory CONFIG shows the figures)"
+        f"set {setting}{current} to a smaller divisor of its batch, or use fewer boards per update (python -m msjax memory CONFIG shows the figures)"
     )

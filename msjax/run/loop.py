@@ -4,7 +4,7 @@ between chunks (``python -m msjax.train`` is its command line, ``msjax.cli.train
 A run plays the stages of ``msjax.stages.run_stages`` in order: imitation of the rule
 solver (when enabled), then PPO initialised from its parameters. Each stage runs as
 jitted chunks of ``run.chunk_updates`` updates; this module sees only the chunk
-boundaries, where it logs the per-update metrics (``msjax.runlog``: ``metrics.jsonl``
+boundaries, where it logs the per-update metrics (``msjax.run.log``: ``metrics.jsonl``
 and TensorBoard), saves Orbax checkpoints, then evaluates the greedy policy on fresh
 boards (every board of a board mix, and promotes a curriculum to its next level:
 ``msjax.stages.curriculum``), and shows progress. The checkpoint comes before its
@@ -40,17 +40,19 @@ import jax
 from jax.sharding import Mesh
 
 from msjax import agent as agent_lib
-from msjax import checkpoint as checkpoint_lib
-from msjax import config as config_lib
+from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import config as config_lib
 from msjax.stages import curriculum as curriculum_lib
-from msjax import distributed, divergence
+from msjax import distributed
+from msjax.run import divergence
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import runfiles, runlog
+from msjax.run import files as runfiles
+from msjax.run import log as runlog
 from msjax import stages as stages_lib
-from msjax import memory as memory_lib
-from msjax.config import ExperimentConfig
-from msjax.runcontrol import (
+from msjax.run import memory as memory_lib
+from msjax.run.config import ExperimentConfig
+from msjax.run.control import (
     EvaluationStopped,
     RunStopped,
     StopSignals,
@@ -58,7 +60,7 @@ from msjax.runcontrol import (
     restore_checkpoint,
     set_aside_later_steps,
 )
-from msjax.runlog import MetricsWriter, NoWriter, Progress
+from msjax.run.log import MetricsWriter, NoWriter, Progress
 from msjax.stages import StageSpec
 
 __all__ = [
