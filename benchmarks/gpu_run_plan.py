@@ -166,7 +166,7 @@ def plan_run(
                 f"of reserve leave {allowed_s:.0f} s, under the {planned_s:.0f} s of one chunk of each stage"
             )
         room_s *= 0.97
-    overrides = [spec.setting(spec.target_field) + f"={updates[spec.name]}" for spec in specs]
+    overrides = [spec.setting("num_updates") + f"={updates[spec.name]}" for spec in specs]
     overrides += [
         f"run.chunk_updates={chunk}", f"run.eval_every_updates={eval_every}",
         f"run.final_eval_episodes={eval_games}", "run.tensorboard=false",

@@ -303,7 +303,7 @@ def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(
     )
     assert il_cfg.forward_is_shared or not carry_beliefs
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
-    chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)
+    chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, chunk_updates=240)
     state, metrics = chunk(state)
     metrics = jax.device_get(metrics)
     for name, values in metrics.items():

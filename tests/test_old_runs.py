@@ -49,7 +49,7 @@ def test_a_run_saved_before_the_renames_resumes_at_its_curriculum_level(old_run)
     from msjax.run import control as runcontrol
 
     cfg = config_lib.load_json(old_run / "config.json")
-    cfg = config_lib.apply_overrides(cfg, ["ppo.total_updates=3"])
+    cfg = config_lib.apply_overrides(cfg, ["ppo.num_updates=3"])
     mesh = distributed.make_mesh(cfg.run.num_devices)
     checkpoints = checkpoint_lib.Checkpoints(old_run / "checkpoints")
     try:

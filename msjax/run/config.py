@@ -177,40 +177,68 @@ def to_dict(cfg: ExperimentConfig) -> dict[str, dict[str, Any]]:
     return json.loads(json.dumps(dataclasses.asdict(cfg)))
 
 
-# Fields msjax once had and no longer has, each with the value that made it a no-op: a
-# saved config (a checkpoint's, a run's config.json) holding that value loads as if the
-# field were absent, so runs saved before the removal still load; any other value raises.
-RETIRED_FIELDS: dict[tuple[str, str], Any] = {
-    ("imitation", "pass_mine_weight"): 0.0,  # removed 2026-12-05: no gain (docs/experiments/025-*)
+@dataclasses.dataclass(frozen=True)
+class Retired:
+    """A field msjax no longer has: a saved config holding it at ``no_op`` (the value that
+    made it do nothing, its former default) loads as if it were absent; any other value
+    raises, since the run cannot be reproduced. ``page``: the experiment that measured it."""
+
+    no_op: Any
+    page: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Renamed:
+    """A field msjax now calls ``to`` (in the same section): a saved config's value under
+    the old name loads under the new one."""
+
+    to: str
+
+
+OLD_FIELDS: dict[tuple[str, str], Retired | Renamed] = {
+    ("imitation", "pass_mine_weight"): Retired(0.0, "docs/experiments/025-count-planes-in-the-observation.md"),
+    ("ppo", "total_updates"): Renamed("num_updates"),
+    ("ppo", "steps_per_env"): Renamed("steps_per_update"),
 }
+"""Fields of configs saved by earlier msjax (a checkpoint's, a run's config.json), by
+``(section, field)``: what each is now. ``from_dict`` reads them so runs saved before a
+removal or a rename still load and resume."""
 
 
-def _drop_retired(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` of config section ``name`` without its ``RETIRED_FIELDS`` at their no-op value."""
-    kept = {}
+def _current_fields(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` of config section ``name`` in today's field names: renamed fields under
+    their new names, retired fields at their no-op value dropped (``OLD_FIELDS``); a
+    retired field at any other value raises ``ValueError``."""
+    current = {}
     for key, value in values.items():
-        if (name, key) not in RETIRED_FIELDS:
-            kept[key] = value
-        elif value != RETIRED_FIELDS[name, key]:
-            raise ValueError(
-                f"{name}.{key}={value!r}: this setting was removed from msjax; only "
-                f"{RETIRED_FIELDS[name, key]!r} (its former default) can still be loaded"
-            )
-    return kept
+        old = OLD_FIELDS.get((name, key))
+        if isinstance(old, Renamed):
+            if old.to in values:
+                raise ValueError(f"{name}.{key} and {name}.{old.to} are one setting (its old and new name); give one")
+            current[old.to] = value
+        elif isinstance(old, Retired):
+            if value != old.no_op:
+                raise ValueError(
+                    f"{name}.{key}={value!r}: this msjax no longer has this setting (measured and removed: "
+                    f"{old.page}); only runs saved with {old.no_op!r}, its former default, still load"
+                )
+        else:
+            current[key] = value
+    return current
 
 
 def from_dict(data: dict[str, dict[str, Any]]) -> ExperimentConfig:
     """Inverse of ``to_dict``; unknown sections or fields raise ``ValueError``.
 
-    Fields missing from ``data`` take their defaults; ``RETIRED_FIELDS`` at their former
-    defaults are dropped.
+    Fields missing from ``data`` take their defaults; fields of earlier msjax
+    (``OLD_FIELDS``) are read under today's names.
     """
     unknown = set(data) - set(SECTION_TYPES)
     if unknown:
         raise ValueError(f"unknown config sections {sorted(unknown)}; valid: {list(SECTION_TYPES)}")
     sections = {}
     for name, section_type in SECTION_TYPES.items():
-        values = _drop_retired(name, dict(data.get(name, {})))
+        values = _current_fields(name, dict(data.get(name, {})))
         hints = _field_types(section_type)
         unknown = set(values) - set(hints)
         if unknown:

@@ -6,10 +6,11 @@ curriculum levels that the PPO stage plays through."""
 
 from msjax.stages import batchplay, curriculum, gradient_states, imitation, ppo, registry
 from msjax.stages.registry import STAGES, run_stages, stage_keys, stage_named
-from msjax.stages.spec import StageSpec
+from msjax.stages.spec import StageConfig, StageSpec
 
 __all__ = [
     "STAGES",
+    "StageConfig",
     "StageSpec",
     "batchplay",
     "curriculum",

@@ -30,7 +30,7 @@ training-time symmetries in the imitation stage".
 
 Each update plays and labels (``play_and_label``, a ``lax.scan`` of
 ``steps_per_update`` steps), then takes the gradient step (``update_network``);
-``imitation_chunk_fn`` chains ``num_updates`` of them in an outer ``lax.scan``. With one
+``imitation_chunk_fn`` chains ``chunk_updates`` of them in an outer ``lax.scan``. With one
 step an update and every state in the gradient (``ImitationConfig.forward_is_shared``, the
 CPU configs) the learner plays with the logits of the gradient's own forward pass
 (``learn_and_play``): the same update, one network pass fewer. The
@@ -359,20 +359,20 @@ def learn_and_play(
 
 
 def imitation_chunk_fn(
-    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, num_updates: int
+    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, chunk_updates: int
 ) -> ChunkFn:
-    """The (unjitted) ``ImitationState -> (ImitationState, metrics)`` of ``num_updates``
+    """The (unjitted) ``ImitationState -> (ImitationState, metrics)`` of ``chunk_updates``
     updates; ``make_imitation_chunk`` or ``distributed.jit_chunk`` compile it.
 
-    ``metrics`` maps each name to float32[num_updates]: loss, policy_ce, guess_ce,
+    ``metrics`` maps each name to float32[chunk_updates]: loss, policy_ce, guess_ce,
     opening_ce, mine_bce, proven_mine_ce, few_proofs_ce, proof_bce, policy_accuracy, forced_fraction,
     grad_norm, solver_win_rate and learner_win_rate (games won / finished in the update on
     the games the solver, resp. the network, plays; -1 if none finished); with
     ``hardest_states`` also hardest_loss_share (``hardest``), the loss figures then those
     of all the update's states and grad_norm that of the gradient on the chosen ones.
     """
-    if not isinstance(num_updates, int) or num_updates < 1:
-        raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
+    if not isinstance(chunk_updates, int) or chunk_updates < 1:
+        raise ValueError(f"chunk_updates={chunk_updates!r} must be an int >= 1")
     if model_cfg.carry_beliefs and il_cfg.belief_carry_problem():
         raise ValueError(f"model.carry_beliefs=True needs {il_cfg.belief_carry_problem()}")
     apply_fn = models.make_model(model_cfg).apply
@@ -420,16 +420,16 @@ def imitation_chunk_fn(
         return next_state, metrics
 
     def imitation_chunk(state: ImitationState) -> tuple[ImitationState, dict[str, jax.Array]]:
-        return jax.lax.scan(imitation_update, state, None, num_updates)
+        return jax.lax.scan(imitation_update, state, None, chunk_updates)
 
     return imitation_chunk
 
 
 def make_imitation_chunk(
-    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, num_updates: int
+    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, chunk_updates: int
 ) -> ChunkFn:
     """``imitation_chunk_fn`` jitted for one device, its input state donated."""
-    return distributed.jit_chunk(imitation_chunk_fn(env_cfg, model_cfg, il_cfg, num_updates))
+    return distributed.jit_chunk(imitation_chunk_fn(env_cfg, model_cfg, il_cfg, chunk_updates))
 
 
 # ----------------------------------------------------------------------------- the stage
@@ -449,9 +449,9 @@ def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> ImitationS
     return init_imitation_state(key, imitation_env(cfg.env), cfg.model, cfg.imitation, params=params)
 
 
-def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
+def stage_chunk_fn(cfg: Any, chunk_updates: int) -> ChunkFn:
     """``imitation_chunk_fn`` for an experiment config."""
-    return imitation_chunk_fn(imitation_env(cfg.env), cfg.model, cfg.imitation, num_updates)
+    return imitation_chunk_fn(imitation_env(cfg.env), cfg.model, cfg.imitation, chunk_updates)
 
 
 STAGE = StageSpec(
@@ -459,11 +459,6 @@ STAGE = StageSpec(
     section="imitation",
     init_state=init_stage_state,
     chunk_fn=stage_chunk_fn,
-    enabled=lambda cfg: cfg.imitation.enabled,
-    target_field="num_updates",
-    games_field="num_envs",
-    steps_field="steps_per_update",
-    microbatch_field="microbatch_size",
     reads=("env", "model", "imitation"),
 )
 """The imitation stage: before PPO when ``imitation.enabled``, on a board mix's first board."""

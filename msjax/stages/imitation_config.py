@@ -8,11 +8,13 @@ import dataclasses
 
 from msjax import losses, optimizers, solver
 from msjax.checks import check_fields
+from msjax.stages.spec import StageConfig, check_stage_fields
 
 
 @dataclasses.dataclass(frozen=True)
-class ImitationConfig:
-    """The imitation stage.
+class ImitationConfig(StageConfig):
+    """The imitation stage. The shared fields of a stage are ``StageConfig``'s; what they
+    mean here:
 
     Attributes:
       enabled: run the stage before PPO.
@@ -20,14 +22,9 @@ class ImitationConfig:
       steps_per_update: solver steps per gradient step; each update trains on
         ``num_envs * steps_per_update`` states.
       num_updates: gradient steps of the whole stage (also the cosine-decay horizon).
-      lr: peak learning rate, > 0.
-      weight_decay: decoupled weight decay (times the learning rate), >= 0.
       optimizer: ``"adamw"`` or ``"muon"`` (``optimizers.clipped_optimizer``: Muon's
         orthogonalised momentum on the 3x3 kernels, scaled to AdamW's update size, Nesterov
         AdamW on the rest).
-      max_grad_norm: global gradient-norm clip, > 0.
-      anneal_lr: cosine-decay the learning rate to 0 over ``num_updates``.
-      aux_mine_weight: weight (lambda) of the mine head's BCE, >= 0.
       proven_mine_weight: weight of ``-log(1 - P(reveal a proven mine))`` on the states
         where the label layers (``label_max_layer``) prove some hidden cell a mine, >= 0
         (0, the default: nothing keeps the policy off them but the other labels).
@@ -60,9 +57,8 @@ class ImitationConfig:
         shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
         ``num_envs * steps_per_update``; 0, or that many or more: all at once.
       random_first_click_share: share of new games opened at a uniformly random cell
-        before anyone plays them (``batchplay.random_first_clicks``), in [0, 1]; the
-        rest open where their player clicks (the solver at ``solver.first_click``). Off
-        by default: measured worse on configs/small.py (docs/experiments/042-*).
+        before anyone plays them; the rest open where their player clicks (the solver at
+        ``solver.first_click``).
       solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
         (belief propagation) or ``"exact"``: the playing solver guesses on exact
         probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
@@ -113,16 +109,8 @@ class ImitationConfig:
         False: the learner's pass of its own, as before (for timing the two).
     """
 
-    enabled: bool = True
-    num_envs: int = 256
-    steps_per_update: int = 1
     num_updates: int = 2000
-    lr: float = 1e-3
-    weight_decay: float = 1e-4
     optimizer: str = "adamw"
-    max_grad_norm: float = 1.0
-    anneal_lr: bool = True
-    aux_mine_weight: float = 0.1
     proven_mine_weight: float = 0.0
     few_proofs_weight: float = 0.0
     few_proofs_cells: int = 3
@@ -132,8 +120,6 @@ class ImitationConfig:
     label_max_layer: int = 2
     play_max_layer: int = 4
     learner_fraction: float = 0.5
-    microbatch_size: int = 0
-    random_first_click_share: float = 0.0
     solver_probabilities: str = "bp"
     mine_targets: str = "sampled"
     guess_targets: str = "solver"
@@ -216,15 +202,12 @@ safest (David Hill's "secondary safety" window)."""
 
 def validate_config(cfg: ImitationConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
+    check_stage_fields(cfg)
     check_fields(cfg, (
-        ("a bool", ("enabled", "augment_symmetries", "share_forward")),
-        ("an int >= 1", ("num_envs", "steps_per_update", "num_updates", "solver_moves_per_label", "few_proofs_cells")),
-        ("> 0", ("lr", "max_grad_norm")),
-        (">= 0", (
-            "weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight",
-            "few_proofs_weight", "proof_bce_weight",
-        )),
-        ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
+        ("a bool", ("augment_symmetries", "share_forward")),
+        ("an int >= 1", ("solver_moves_per_label", "few_proofs_cells")),
+        (">= 0", ("guess_weight", "opening_weight", "proven_mine_weight", "few_proofs_weight", "proof_bce_weight")),
+        ("in [0, 1]", ("learner_fraction",)),
     ))
     labelled_states = cfg.num_envs * cfg.steps_per_update
     if not isinstance(cfg.hardest_states, int) or isinstance(cfg.hardest_states, bool) or not (
