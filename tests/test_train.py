@@ -174,13 +174,13 @@ def test_resume_with_another_board_names_the_mismatch_and_changes_nothing(finish
 def test_resume_with_another_optimizer_names_the_setting_not_damage(finished_run):
     run_dir, _, _ = finished_run
     before = (run_dir / "config.json").read_text()
-    argv = ["--workdir", str(run_dir), "--resume-step", str(IMITATION_UPDATES), "--config.imitation.optimizer=muon"]
+    argv = ["--workdir", str(run_dir), "--resume-step", str(LAST_STEP), "--config.ppo.trainable=value"]
     with pytest.raises(CheckpointError) as error:
         train_cli.main(argv)
     message = str(error.value)
     assert "damaged" not in message and "\n" not in message
-    assert f"checkpoints/{IMITATION_UPDATES} holds a state of another structure: opt_state." in message
-    assert message.endswith("; imitation.optimizer: 'adamw' -> 'muon' changes it: resume with the saved value, or start a new run")
+    assert f"checkpoints/{LAST_STEP} holds a state of another structure: opt_state." in message
+    assert message.endswith("; ppo.trainable: 'all' -> 'value' changes it: resume with the saved value, or start a new run")
     assert (run_dir / "config.json").read_text() == before
 
 

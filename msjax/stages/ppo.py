@@ -111,9 +111,7 @@ def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
     per config, for the state's initialisation and the chunk alike. With
     ``trainable="value"`` only the value head's leaves are updated (``value_head_labels``);
     the others get zero updates."""
-    optimizer = optimizers.clipped_optimizer(
-        "adamw", make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay
-    )
+    optimizer = optimizers.clipped_adamw(make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay)
     if ppo_cfg.trainable == "all":
         return optimizer
     return optax.multi_transform({"train": optimizer, "frozen": optax.set_to_zero()}, value_head_labels)
