@@ -85,14 +85,6 @@ class ModelConfig:
         over moves"): +1.15 points [+0.16, +2.14] on 16x16 for a one-pass network; on 8x8
         (+0.17) and in the recycled 16x16 chain (+0.52 [-0.22, +1.25]), whose second
         pass already reads beliefs, not separated.
-      global_pool_after: indexes of the plain tower's blocks after which every cell gets a
-        bias computed from the whole board (``GlobalPoolBias``: each channel's mean and
-        maximum over the board, through a dense layer), so that the tower can weigh what
-        no 3x3 receptive field sees: how many mines the rest of the board holds. Empty
-        (the default): a purely local tower. Plain tower only. Measured (benchmarks/
-        docs/experiments/031-*, "The mine count in the observation, and global pooling"): ``(2, 4)``
-        with ``obs_density`` in the whole recycled 16x16 chain, 83.65% of 6,000 16x16x40
-        boards against 83.52% without it, +0.13 [-0.64, +0.90] paired: no gain at CPU scale.
     """
 
     channels: tuple[int, ...] = (32, 64, 64)
@@ -108,7 +100,6 @@ class ModelConfig:
     remat: bool = False
     recycles: int = 0
     carry_beliefs: bool = False
-    global_pool_after: tuple[int, ...] = ()
 
     @property
     def has_belief_plane(self) -> bool:
@@ -138,15 +129,6 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.recycles={self.recycles!r} must be an int in [0, 4]")
         if not isinstance(self.carry_beliefs, bool):
             raise ValueError(f"ModelConfig.carry_beliefs={self.carry_beliefs!r} must be a bool")
-        if not isinstance(self.global_pool_after, tuple) or not all(
-            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(self.channels) for i in self.global_pool_after
-        ):
-            raise ValueError(
-                f"ModelConfig.global_pool_after={self.global_pool_after!r} must be a tuple of block indexes "
-                f"in [0, {len(self.channels) - 1}] (one per layer of channels)"
-            )
-        if self.global_pool_after and self.residual:
-            raise ValueError("ModelConfig.global_pool_after applies to the plain tower only (residual=False)")
         if not isinstance(self.remat, bool):
             raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
         if self.block_order not in _BLOCK_ORDERS:
@@ -256,21 +238,6 @@ class ResidualBlock(nn.Module):
         return nn.relu(x + y)
 
 
-class GlobalPoolBias(nn.Module):
-    """``[B, H, W, F] -> [B, H, W, F]``: ``x`` plus, at every cell, a dense layer of each
-    channel's mean and maximum over the board (KataGo's global pooling bias; on a padded
-    board mix, over the whole padded array). The layer starts at zero, so a tower gains it
-    without changing what it computes."""
-
-    dtype: jnp.dtype
-
-    @nn.compact
-    def __call__(self, x):
-        pooled = jnp.concatenate([jnp.mean(x, axis=(1, 2)), jnp.max(x, axis=(1, 2))], axis=-1)
-        bias = nn.Dense(x.shape[-1], dtype=self.dtype, kernel_init=nn.initializers.zeros_init())(pooled)
-        return x + bias[:, None, None, :]
-
-
 class MinesweeperNet(nn.Module):
     """Observations to (policy logits, value, mine logits).
 
@@ -313,8 +280,6 @@ class MinesweeperNet(nn.Module):
             tower = []
             for index, channels in enumerate(self.cfg.channels):
                 tower.append(conv_block(channels, dtype, impl, order, block_norm(index), name=f"ConvBlock_{index}"))
-                if index in self.cfg.global_pool_after:
-                    tower.append(GlobalPoolBias(dtype, name=f"GlobalPool_{index}"))
         mine_head = nn.Dense(1, dtype=dtype, name="mine_head")
 
         # recycles > 0: the tower runs again on the position with the last pass's mine

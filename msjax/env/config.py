@@ -46,15 +46,6 @@ class EnvConfig:
         reads "as many hidden neighbours as the number" with the same weights for every
         number instead of one one-hot channel each. Off: on configs/small.py it changed
         nothing (docs/experiments/025-count-planes-in-the-observation.md).
-      obs_density: add one broadcast channel, the mine density of the unknown: (mines -
-        flags) / (hidden cells - flags), the chance that a hidden unflagged cell is a mine
-        knowing nothing but the mine count. A network of 3x3 convolutions cannot count the
-        whole board, so without it the mine count (the one global fact of the game) is out
-        of its reach. Off: on configs/small.py +0.18 [-0.28, +0.64] over 10,000 paired
-        8x8 boards, and the recycled 16x16 chain with it 83.52% of 6,000 boards against the
-        shipped 84.70% (docs/experiments/031-*, "The mine count in the observation, and
-        global pooling"). Where games differ in their mine count (``density_band``,
-        ``boards``) it is the network's only way to know the count.
       frontier_only_reveals: restrict the action mask's reveals to the frontier.
       density_band: ``(low, high)`` mine densities; each game draws its mine count
         uniformly from the integers in ``[ceil(low*H*W), floor(high*H*W)]``.
@@ -86,7 +77,6 @@ class EnvConfig:
     obs_frontier: bool = False
     obs_scalars: bool = False
     obs_counts: bool = False
-    obs_density: bool = False
     frontier_only_reveals: bool = False
     density_band: tuple[float, float] | None = None
     max_steps: int = 0
@@ -129,7 +119,7 @@ class EnvConfig:
         return math.ceil(low * self.num_cells - 1e-9), math.floor(high * self.num_cells + 1e-9)
 
 
-OBSERVATION_FIELDS = ("obs_frontier", "obs_counts", "obs_scalars", "obs_density")
+OBSERVATION_FIELDS = ("obs_frontier", "obs_counts", "obs_scalars")
 """The fields of ``EnvConfig`` that choose the observation's channels (with ``boards``)."""
 
 
