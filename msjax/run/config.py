@@ -195,14 +195,30 @@ class Renamed:
     to: str
 
 
+_MINE_COUNT_PAGE = "docs/experiments/031-the-mine-count-in-the-observation-and-global-pooling.md"
+_EXACT_TARGETS_PAGE = "docs/experiments/075-exact-targets-and-training-time-symmetries-in-the-imitation.md"
+
 OLD_FIELDS: dict[tuple[str, str], Retired | Renamed] = {
     ("imitation", "pass_mine_weight"): Retired(0.0, "docs/experiments/025-count-planes-in-the-observation.md"),
+    ("imitation", "hardest_states"): Retired(0, "docs/experiments/057-the-gradient-on-the-hardest-states.md"),
+    ("imitation", "augment_symmetries"): Retired(False, _EXACT_TARGETS_PAGE),
+    ("imitation", "mine_targets"): Retired("sampled", _EXACT_TARGETS_PAGE),
+    ("imitation", "guess_targets"): Retired("solver", _EXACT_TARGETS_PAGE),
+    ("imitation", "optimizer"): Retired("adamw", "docs/experiments/023-muon-on-the-kernels.md"),
+    ("env", "obs_density"): Retired(False, _MINE_COUNT_PAGE),
+    ("model", "global_pool_after"): Retired((), _MINE_COUNT_PAGE),
+    ("imitation", "solver_moves_per_label"): Retired(1, "docs/experiments/058-a-deeper-network-six-layers.md"),
     ("ppo", "total_updates"): Renamed("num_updates"),
     ("ppo", "steps_per_env"): Renamed("steps_per_update"),
 }
 """Fields of configs saved by earlier msjax (a checkpoint's, a run's config.json), by
 ``(section, field)``: what each is now. ``from_dict`` reads them so runs saved before a
 removal or a rename still load and resume."""
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as JSON reads it back (tuples become lists), for comparing a saved value."""
+    return json.loads(json.dumps(value))
 
 
 def _current_fields(name: str, values: dict[str, Any]) -> dict[str, Any]:
@@ -217,7 +233,7 @@ def _current_fields(name: str, values: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"{name}.{key} and {name}.{old.to} are one setting (its old and new name); give one")
             current[old.to] = value
         elif isinstance(old, Retired):
-            if value != old.no_op:
+            if _as_json(value) != _as_json(old.no_op):
                 raise ValueError(
                     f"{name}.{key}={value!r}: this msjax no longer has this setting (measured and removed: "
                     f"{old.page}); only runs saved with {old.no_op!r}, its former default, still load"
