@@ -31,11 +31,14 @@ import jax.numpy as jnp
 from flax import linen as nn
 
 from msjax import env as ms_env
+from msjax.checks import BOOL, Allowed, check_fields, ints, is_int, one_of, tuple_of
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 _CONV_IMPLS = ("auto", "xla", "patches")
 _BLOCK_ORDERS = ("conv_norm_relu", "conv_relu_norm")
 _NORMS = ("group", "cell", "none")
+_WIDTH = Allowed("an int >= 4 and a multiple of 4 (GroupNorm groups)", lambda width: is_int(width) and width >= 4 and width % 4 == 0)
+"""A layer's channels."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,43 +110,22 @@ class ModelConfig:
         return bool(self.recycles) or self.carry_beliefs
 
     def __post_init__(self):
-        if not isinstance(self.channels, tuple) or not self.channels:
-            raise ValueError(f"ModelConfig.channels={self.channels!r} must be a non-empty tuple of ints")
-        for width in self.channels:
-            if not isinstance(width, int) or width < 4 or width % 4:
-                raise ValueError(
-                    f"ModelConfig.channels={self.channels!r}: each width must be an int >= 4 "
-                    "and a multiple of 4 (GroupNorm groups)"
-                )
-        if not isinstance(self.num_res_blocks, int) or self.num_res_blocks < 1:
-            raise ValueError(f"ModelConfig.num_res_blocks={self.num_res_blocks!r} must be an int >= 1")
-        if not isinstance(self.res_channels, int) or self.res_channels < 4 or self.res_channels % 4:
-            raise ValueError(
-                f"ModelConfig.res_channels={self.res_channels!r} must be an int >= 4 and a multiple of 4"
-            )
-        if not isinstance(self.value_hidden, int) or self.value_hidden < 1:
-            raise ValueError(f"ModelConfig.value_hidden={self.value_hidden!r} must be an int >= 1")
-        if not isinstance(self.flag_actions, bool):
-            raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
-        if not isinstance(self.recycles, int) or isinstance(self.recycles, bool) or not 0 <= self.recycles <= 4:
-            raise ValueError(f"ModelConfig.recycles={self.recycles!r} must be an int in [0, 4]")
-        if not isinstance(self.carry_beliefs, bool):
-            raise ValueError(f"ModelConfig.carry_beliefs={self.carry_beliefs!r} must be a bool")
-        if not isinstance(self.remat, bool):
-            raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
-        if self.block_order not in _BLOCK_ORDERS:
-            raise ValueError(f"ModelConfig.block_order={self.block_order!r} must be one of {_BLOCK_ORDERS}")
-        if self.norm not in _NORMS:
-            raise ValueError(f"ModelConfig.norm={self.norm!r} must be one of {_NORMS}")
+        check_fields(self, (
+            (tuple_of(_WIDTH, non_empty=True), ("channels",)),
+            (ints(1), ("num_res_blocks", "value_hidden")),
+            (_WIDTH, ("res_channels",)),
+            (BOOL, ("flag_actions", "carry_beliefs", "remat")),
+            (ints(0, 4), ("recycles",)),
+            (one_of(*_BLOCK_ORDERS), ("block_order",)),
+            (one_of(*_NORMS), ("norm",)),
+            (one_of(*_CONV_IMPLS), ("conv_impl",)),
+            (one_of(*_DTYPES), ("dtype",)),
+        ))
         if self.residual and self.block_order != "conv_norm_relu":
             raise ValueError(
                 f"ModelConfig.block_order={self.block_order!r} applies to the plain tower only; "
                 "the residual tower needs 'conv_norm_relu'"
             )
-        if self.conv_impl not in _CONV_IMPLS:
-            raise ValueError(f"ModelConfig.conv_impl={self.conv_impl!r} must be one of {_CONV_IMPLS}")
-        if self.dtype not in _DTYPES:
-            raise ValueError(f"ModelConfig.dtype={self.dtype!r} must be one of {sorted(_DTYPES)}")
 
 
 def _num_groups(width: int) -> int:

@@ -204,7 +204,7 @@ def test_loss_shares_sum_to_the_loss_state_by_state():
         ({"few_proofs_weight": -1.0}, "few_proofs_weight"),
         ({"few_proofs_cells": 0}, "few_proofs_cells"),
         ({"proof_bce_weight": -1.0}, "proof_bce_weight"),
-        ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
+        ({"label_max_layer": 4}, r"label_max_layer=4 must be an int in \{1, 2, 3\}"),
         ({"play_max_layer": 5}, "play_max_layer"),
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
         ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),

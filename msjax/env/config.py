@@ -10,6 +10,8 @@ import dataclasses
 import math
 from typing import NamedTuple
 
+from msjax.checks import check_fields, ints
+
 MAX_WIDTH = 32
 """Widest board: a row of cells is bit-packed into one ``uint32``."""
 
@@ -219,20 +221,14 @@ def _validate_density_band(cfg: EnvConfig, rule: str) -> None:
 
 def validate_config(cfg: EnvConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
-    for name in ("H", "W", "mine_count", "max_steps"):
-        value = getattr(cfg, name)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"EnvConfig.{name} must be an int, got {value!r}")
-    if cfg.H < 1:
-        raise ValueError(f"EnvConfig.H={cfg.H} must be >= 1")
-    if not 1 <= cfg.W <= MAX_WIDTH:
-        raise ValueError(
-            f"EnvConfig.W={cfg.W} must be in [1, {MAX_WIDTH}] (rows are bit-packed into uint32)"
-        )
+    check_fields(cfg, (
+        (ints(1), ("H",)),
+        (ints(1, MAX_WIDTH).noted("rows are bit-packed into uint32"), ("W",)),
+        (ints(), ("mine_count",)),
+        (ints(0).noted("0 = no limit"), ("max_steps",)),
+    ))
     if cfg.H * cfg.W < 2:
         raise ValueError(f"EnvConfig: a {cfg.H}x{cfg.W} board has fewer than 2 cells")
-    if cfg.max_steps < 0:
-        raise ValueError(f"EnvConfig.max_steps={cfg.max_steps} must be >= 0 (0 = no limit)")
     if cfg.boards:
         _validate_boards(cfg)
     rule = "a safe first-click neighbourhood" if cfg.guarantee_safe_neighborhood else "a safe first click"

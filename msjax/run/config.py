@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from msjax.run import files as runfiles
-from msjax.checks import check_fields, ints
+from msjax.checks import Allowed, check_fields, ints, numbers
 from msjax.stages.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
@@ -85,13 +85,10 @@ class RunConfig:
         check_fields(self, (
             (ints(0), ("seed", "eval_every_updates", "checkpoint_every_updates", "num_devices")),
             (ints(1), ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints")),
+            (numbers(0), ("device_memory_gib",)),
+            (Allowed("a non-empty path", lambda value: isinstance(value, str) and bool(value)), ("workdir",)),
+            (Allowed("a path (a run or a checkpoint) or ''", lambda value: isinstance(value, str)), ("init_from",)),
         ))
-        if not isinstance(self.device_memory_gib, (int, float)) or not self.device_memory_gib >= 0:
-            raise ValueError(f"RunConfig.device_memory_gib={self.device_memory_gib!r} must be a number >= 0")
-        if not isinstance(self.workdir, str) or not self.workdir:
-            raise ValueError(f"RunConfig.workdir={self.workdir!r} must be a non-empty path")
-        if not isinstance(self.init_from, str):
-            raise ValueError(f"RunConfig.init_from={self.init_from!r} must be a path (a run or a checkpoint) or ''")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from msjax import losses, solver
-from msjax.checks import check_fields
+from msjax.checks import check_fields, int_in
 from msjax.stages.spec import StageConfig, check_stage_fields
 
 
@@ -156,14 +156,12 @@ def validate_config(cfg: ImitationConfig) -> None:
         ("an int >= 1", ("few_proofs_cells",)),
         (">= 0", ("guess_weight", "opening_weight", "proven_mine_weight", "few_proofs_weight", "proof_bce_weight")),
         ("in [0, 1]", ("learner_fraction",)),
+        (int_in(1, 2, 3), ("label_max_layer",)),
+        (int_in(1, 2, 3, 4), ("play_max_layer",)),
     ))
     losses.check_microbatch_size(
         "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.env_steps_per_update, "num_envs*steps_per_update"
     )
-    if cfg.label_max_layer not in (1, 2, 3):
-        raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
-    if cfg.play_max_layer not in (1, 2, 3, 4):
-        raise ValueError(f"ImitationConfig.play_max_layer={cfg.play_max_layer!r} must be in 1..4")
     if cfg.solver_probabilities not in ("bp", "exact"):
         raise ValueError(f"ImitationConfig.solver_probabilities={cfg.solver_probabilities!r} must be 'bp' or 'exact'")
     if not isinstance(cfg.play_lookahead, int) or cfg.play_lookahead < 0:
