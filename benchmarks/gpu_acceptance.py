@@ -46,7 +46,7 @@ from msjax.run import loop as train
 CONFIGS = ("beginner", "intermediate", "expert", "curriculum")
 # On the CPU backend: a few boards and a one-layer network, the plumbing only.
 CPU_OVERRIDES = (
-    "ppo.num_envs=16", "ppo.steps_per_env=4", "ppo.mini_batches=2", "ppo.ppo_epochs=1", "ppo.microbatch_size=4",
+    "ppo.num_envs=16", "ppo.steps_per_update=4", "ppo.mini_batches=2", "ppo.ppo_epochs=1", "ppo.microbatch_size=4",
     "imitation.num_envs=16", "imitation.steps_per_update=2", "imitation.microbatch_size=8",
     "model.residual=false", "model.channels=(8,)", "model.dtype=float32",
     "run.eval_episodes=32", "run.eval_batch_size=32",
@@ -156,7 +156,7 @@ def beginner_run_rows(run_s: float, stage_names: list[str], deadline: float) -> 
         state = stage.init(None if state is None else state.params)
         chunk = stage.make_chunk(cfg.run.chunk_updates)
         stop = started + (run_s / 3 if stage.name == "imitation" else run_s)
-        while time.perf_counter() < deadline and int(state.update) < stage.total_updates:
+        while time.perf_counter() < deadline and int(state.update) < stage.num_updates:
             state, _ = chunk(state)
             results = train.evaluate_params(state.params, cfg, cfg.run.eval_episodes)
             rows.append({

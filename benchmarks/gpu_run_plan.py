@@ -146,7 +146,7 @@ def plan_run(
     if any(spec.name not in ("imitation", "ppo") for spec in specs):
         raise ValueError(f"stages {[spec.name for spec in specs]}: the sizing knows imitation and ppo (use --no-sizing)")
     ppo_rate = rates["ppo"].env_steps_per_s if "ppo" in rates else min(r.env_steps_per_s for r in rates.values())
-    update_s = {spec.name: spec.env_steps_per_update(cfg) / rates[spec.name].env_steps_per_s for spec in specs}
+    update_s = {spec.name: spec.config(cfg).env_steps_per_update / rates[spec.name].env_steps_per_s for spec in specs}
     chunk = max(1, int(CHUNK_S // max(update_s.values())))
     periodic_s, final_s = eval_seconds(cfg, cfg.run.eval_episodes, ppo_rate), eval_seconds(cfg, eval_games, ppo_rate)
     reserve_s = chunk * max(update_s.values()) + SAVE_S + FINISH_S + EVAL_COMPILE_S + final_s
@@ -166,7 +166,7 @@ def plan_run(
                 f"of reserve leave {allowed_s:.0f} s, under the {planned_s:.0f} s of one chunk of each stage"
             )
         room_s *= 0.97
-    overrides = [spec.setting(spec.target_field) + f"={updates[spec.name]}" for spec in specs]
+    overrides = [spec.setting("num_updates") + f"={updates[spec.name]}" for spec in specs]
     overrides += [
         f"run.chunk_updates={chunk}", f"run.eval_every_updates={eval_every}",
         f"run.final_eval_episodes={eval_games}", "run.tensorboard=false",

@@ -81,10 +81,10 @@ def measure(devices: int, args: argparse.Namespace) -> dict:
     )
     ppo_cfg = ppo.PPOConfig(
         num_envs=num_envs,
-        steps_per_env=args.steps_per_env,
+        steps_per_update=args.steps_per_env,
         mini_batches=args.mini_batches,
         ppo_epochs=args.ppo_epochs,
-        total_updates=1000,
+        num_updates=1000,
     )
     mesh = distributed.make_mesh(devices) if devices else None
     state = ppo.init_ppo_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)

@@ -59,7 +59,7 @@ def measure(board: str, num_envs: int, args: argparse.Namespace, microbatch_size
     )
     ppo_cfg = ppo.PPOConfig(
         num_envs=num_envs,
-        steps_per_env=args.steps_per_env,
+        steps_per_update=args.steps_per_env,
         mini_batches=args.mini_batches,
         ppo_epochs=args.ppo_epochs,
         frontier_mask_until_updates=0,

@@ -36,11 +36,11 @@ def get_config() -> ExperimentConfig:
         ),
         ppo=PPOConfig(
             num_envs=4096,
-            steps_per_env=32,
+            steps_per_update=32,
             mini_batches=8,
             ppo_epochs=3,
             frontier_mask_until_updates=0,  # off: unmeasured at this scale (docs/experiments/042-*)
-            total_updates=2000,
+            num_updates=2000,
         ),
         run=RunConfig(
             chunk_updates=25,

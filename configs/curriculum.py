@@ -13,8 +13,8 @@ one to two minutes on a 2-core CPU (they win no games, so stay on 8x8;
 
     python -m msjax.train --config configs/curriculum.py --workdir runs/curriculum_tiny \\
         --config.imitation.num_envs=16 --config.imitation.num_updates=4 \\
-        --config.ppo.num_envs=32 --config.ppo.steps_per_env=8 --config.ppo.mini_batches=2 \\
-        --config.ppo.ppo_epochs=1 --config.ppo.total_updates=6 --config.model.residual=false \\
+        --config.ppo.num_envs=32 --config.ppo.steps_per_update=8 --config.ppo.mini_batches=2 \\
+        --config.ppo.ppo_epochs=1 --config.ppo.num_updates=6 --config.model.residual=false \\
         --config.model.channels=16 --config.model.dtype=float32 --config.run.chunk_updates=2 \\
         --config.run.eval_every_updates=2 --config.run.eval_episodes=16 \\
         --config.run.final_eval_episodes=32 --config.run.eval_batch_size=16
@@ -33,7 +33,7 @@ def get_config() -> ExperimentConfig:
         [
             "imitation.num_updates=2000",
             "imitation.microbatch_size=4096",
-            "ppo.total_updates=8000",
+            "ppo.num_updates=8000",
             "run.eval_every_updates=100",
             "run.eval_episodes=2000",
             "run.eval_batch_size=2000",

@@ -22,7 +22,7 @@ def get_config() -> ExperimentConfig:
             "model.num_res_blocks=8",
             "imitation.num_updates=3000",
             "imitation.microbatch_size=512",
-            "ppo.total_updates=6000",
+            "ppo.num_updates=6000",
             "ppo.microbatch_size=256",
             "run.workdir=runs/expert",
         ],

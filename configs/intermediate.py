@@ -29,7 +29,7 @@ def get_config() -> ExperimentConfig:
             "model.recycles=1",  # the CPU chain's second pass (intermediate_cpu.py)
             "imitation.num_updates=2000",
             "imitation.microbatch_size=1024",
-            "ppo.total_updates=4000",
+            "ppo.num_updates=4000",
             "ppo.microbatch_size=1024",
             "run.eval_every_updates=200",
             "run.workdir=runs/intermediate",

@@ -50,13 +50,13 @@ def get_config() -> ExperimentConfig:
         ppo=PPOConfig(
             enabled=False,
             num_envs=64,
-            steps_per_env=32,
+            steps_per_update=32,
             mini_batches=4,
             ppo_epochs=2,
             lr=3e-5,
             ent_coef=0.001,
             frontier_mask_until_updates=20,
-            total_updates=20,
+            num_updates=20,
         ),
         run=RunConfig(
             chunk_updates=20,

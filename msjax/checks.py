@@ -8,7 +8,7 @@ checks are type-aware: ``True`` is not an int, ``'4'`` is not an int, ``2.5`` is
 int, and a number is an int or a float, never a bool.
 
 ``Allowed`` says what a value may be; ``ints``, ``int_in``, ``numbers``, ``one_of``,
-``instance_of``, ``optional`` and ``BOOL`` build the common ones. ``check_value`` checks one
+``instance_of``, ``tuple_of``, ``optional`` and ``BOOL`` build the common ones. ``check_value`` checks one
 value, ``check_fields`` the fields of a config, ``check_effect`` refuses an option that
 another field switches off, and ``check_array`` the shape and dtype of an array argument.
 """
@@ -96,6 +96,15 @@ def instance_of(cls: type) -> Allowed:
     """An instance of ``cls``: ``"an ExactLimits"``."""
     article = "an" if cls.__name__[:1].lower() in "aeiou" else "a"
     return Allowed(f"{article} {cls.__name__}", lambda v: isinstance(v, cls))
+
+
+def tuple_of(allowed: Allowed, non_empty: bool = False) -> Allowed:
+    """A tuple (non-empty if ``non_empty``) whose every item ``allowed`` allows:
+    ``"a tuple, each item a number in [0, 1]"``."""
+    return Allowed(
+        f"a {'non-empty ' if non_empty else ''}tuple, each item {allowed}",
+        lambda v: isinstance(v, tuple) and (bool(v) or not non_empty) and all(allowed.test(item) for item in v),
+    )
 
 
 def optional(allowed: Allowed) -> Allowed:

@@ -251,7 +251,7 @@ def imitation_loss(
     few_proofs_ce + proof_bce_weight * proof_bce``, each term a mean over the states it
     covers. The policy term on a forced state is ``-log sum_{a in forced_safe} pi(a)``, the
     probability of playing some proven-safe cell; ``guess_ce`` is the same set cross-entropy
-    of the teacher's moves (``teacher_moves``: the solver's move alone, or the safest cells)
+    of the teacher's moves (``teacher_moves``: the solver's move)
     on the states without one, and ``opening_ce`` the same on the states before the first
     click alone (the solver's first click: the one move of a game that is the same guess on
     every board, so the cheapest to learn).

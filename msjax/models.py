@@ -31,11 +31,14 @@ import jax.numpy as jnp
 from flax import linen as nn
 
 from msjax import env as ms_env
+from msjax.checks import BOOL, Allowed, check_fields, ints, is_int, one_of, tuple_of
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 _CONV_IMPLS = ("auto", "xla", "patches")
 _BLOCK_ORDERS = ("conv_norm_relu", "conv_relu_norm")
 _NORMS = ("group", "cell", "none")
+_WIDTH = Allowed("an int >= 4 and a multiple of 4 (GroupNorm groups)", lambda width: is_int(width) and width >= 4 and width % 4 == 0)
+"""A layer's channels."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,14 +88,6 @@ class ModelConfig:
         over moves"): +1.15 points [+0.16, +2.14] on 16x16 for a one-pass network; on 8x8
         (+0.17) and in the recycled 16x16 chain (+0.52 [-0.22, +1.25]), whose second
         pass already reads beliefs, not separated.
-      global_pool_after: indexes of the plain tower's blocks after which every cell gets a
-        bias computed from the whole board (``GlobalPoolBias``: each channel's mean and
-        maximum over the board, through a dense layer), so that the tower can weigh what
-        no 3x3 receptive field sees: how many mines the rest of the board holds. Empty
-        (the default): a purely local tower. Plain tower only. Measured (benchmarks/
-        docs/experiments/031-*, "The mine count in the observation, and global pooling"): ``(2, 4)``
-        with ``obs_density`` in the whole recycled 16x16 chain, 83.65% of 6,000 16x16x40
-        boards against 83.52% without it, +0.13 [-0.64, +0.90] paired: no gain at CPU scale.
     """
 
     channels: tuple[int, ...] = (32, 64, 64)
@@ -108,7 +103,6 @@ class ModelConfig:
     remat: bool = False
     recycles: int = 0
     carry_beliefs: bool = False
-    global_pool_after: tuple[int, ...] = ()
 
     @property
     def has_belief_plane(self) -> bool:
@@ -116,52 +110,22 @@ class ModelConfig:
         return bool(self.recycles) or self.carry_beliefs
 
     def __post_init__(self):
-        if not isinstance(self.channels, tuple) or not self.channels:
-            raise ValueError(f"ModelConfig.channels={self.channels!r} must be a non-empty tuple of ints")
-        for width in self.channels:
-            if not isinstance(width, int) or width < 4 or width % 4:
-                raise ValueError(
-                    f"ModelConfig.channels={self.channels!r}: each width must be an int >= 4 "
-                    "and a multiple of 4 (GroupNorm groups)"
-                )
-        if not isinstance(self.num_res_blocks, int) or self.num_res_blocks < 1:
-            raise ValueError(f"ModelConfig.num_res_blocks={self.num_res_blocks!r} must be an int >= 1")
-        if not isinstance(self.res_channels, int) or self.res_channels < 4 or self.res_channels % 4:
-            raise ValueError(
-                f"ModelConfig.res_channels={self.res_channels!r} must be an int >= 4 and a multiple of 4"
-            )
-        if not isinstance(self.value_hidden, int) or self.value_hidden < 1:
-            raise ValueError(f"ModelConfig.value_hidden={self.value_hidden!r} must be an int >= 1")
-        if not isinstance(self.flag_actions, bool):
-            raise ValueError(f"ModelConfig.flag_actions={self.flag_actions!r} must be a bool")
-        if not isinstance(self.recycles, int) or isinstance(self.recycles, bool) or not 0 <= self.recycles <= 4:
-            raise ValueError(f"ModelConfig.recycles={self.recycles!r} must be an int in [0, 4]")
-        if not isinstance(self.carry_beliefs, bool):
-            raise ValueError(f"ModelConfig.carry_beliefs={self.carry_beliefs!r} must be a bool")
-        if not isinstance(self.global_pool_after, tuple) or not all(
-            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(self.channels) for i in self.global_pool_after
-        ):
-            raise ValueError(
-                f"ModelConfig.global_pool_after={self.global_pool_after!r} must be a tuple of block indexes "
-                f"in [0, {len(self.channels) - 1}] (one per layer of channels)"
-            )
-        if self.global_pool_after and self.residual:
-            raise ValueError("ModelConfig.global_pool_after applies to the plain tower only (residual=False)")
-        if not isinstance(self.remat, bool):
-            raise ValueError(f"ModelConfig.remat={self.remat!r} must be a bool")
-        if self.block_order not in _BLOCK_ORDERS:
-            raise ValueError(f"ModelConfig.block_order={self.block_order!r} must be one of {_BLOCK_ORDERS}")
-        if self.norm not in _NORMS:
-            raise ValueError(f"ModelConfig.norm={self.norm!r} must be one of {_NORMS}")
+        check_fields(self, (
+            (tuple_of(_WIDTH, non_empty=True), ("channels",)),
+            (ints(1), ("num_res_blocks", "value_hidden")),
+            (_WIDTH, ("res_channels",)),
+            (BOOL, ("flag_actions", "carry_beliefs", "remat")),
+            (ints(0, 4), ("recycles",)),
+            (one_of(*_BLOCK_ORDERS), ("block_order",)),
+            (one_of(*_NORMS), ("norm",)),
+            (one_of(*_CONV_IMPLS), ("conv_impl",)),
+            (one_of(*_DTYPES), ("dtype",)),
+        ))
         if self.residual and self.block_order != "conv_norm_relu":
             raise ValueError(
                 f"ModelConfig.block_order={self.block_order!r} applies to the plain tower only; "
                 "the residual tower needs 'conv_norm_relu'"
             )
-        if self.conv_impl not in _CONV_IMPLS:
-            raise ValueError(f"ModelConfig.conv_impl={self.conv_impl!r} must be one of {_CONV_IMPLS}")
-        if self.dtype not in _DTYPES:
-            raise ValueError(f"ModelConfig.dtype={self.dtype!r} must be one of {sorted(_DTYPES)}")
 
 
 def _num_groups(width: int) -> int:
@@ -256,21 +220,6 @@ class ResidualBlock(nn.Module):
         return nn.relu(x + y)
 
 
-class GlobalPoolBias(nn.Module):
-    """``[B, H, W, F] -> [B, H, W, F]``: ``x`` plus, at every cell, a dense layer of each
-    channel's mean and maximum over the board (KataGo's global pooling bias; on a padded
-    board mix, over the whole padded array). The layer starts at zero, so a tower gains it
-    without changing what it computes."""
-
-    dtype: jnp.dtype
-
-    @nn.compact
-    def __call__(self, x):
-        pooled = jnp.concatenate([jnp.mean(x, axis=(1, 2)), jnp.max(x, axis=(1, 2))], axis=-1)
-        bias = nn.Dense(x.shape[-1], dtype=self.dtype, kernel_init=nn.initializers.zeros_init())(pooled)
-        return x + bias[:, None, None, :]
-
-
 class MinesweeperNet(nn.Module):
     """Observations to (policy logits, value, mine logits).
 
@@ -313,8 +262,6 @@ class MinesweeperNet(nn.Module):
             tower = []
             for index, channels in enumerate(self.cfg.channels):
                 tower.append(conv_block(channels, dtype, impl, order, block_norm(index), name=f"ConvBlock_{index}"))
-                if index in self.cfg.global_pool_after:
-                    tower.append(GlobalPoolBias(dtype, name=f"GlobalPool_{index}"))
         mine_head = nn.Dense(1, dtype=dtype, name="mine_head")
 
         # recycles > 0: the tower runs again on the position with the last pass's mine

@@ -29,7 +29,7 @@ from tiny_runs import TINY  # noqa: E402
 DEVICE_COUNTS = (1, 4)
 # micro-batches of 8 of the 16 games: the rollout's forward passes and the gradient steps
 # take them strided across the devices
-CFG = config_lib.apply_overrides(TINY, ["ppo.total_updates=2", "run.chunk_updates=2", "ppo.microbatch_size=8"])
+CFG = config_lib.apply_overrides(TINY, ["ppo.num_updates=2", "run.chunk_updates=2", "ppo.microbatch_size=8"])
 IMITATION = config_lib.apply_overrides(
     CFG,
     [

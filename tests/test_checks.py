@@ -2,8 +2,10 @@
 
 import pytest
 
-from msjax import checks
-from msjax.stages import imitation_config, ppo_config
+from msjax import checks, models
+from msjax.env import config as env_config
+from msjax.run import config as run_config
+from msjax.stages import curriculum, imitation_config, ppo_config, spec
 from msjax.stages.ppo_config import PPOConfig
 
 
@@ -19,6 +21,9 @@ def test_a_value_shows_as_python_writes_it_so_a_string_is_quoted():
     (checks.numbers(0, 1), "0.5"),
     (checks.one_of("bp", "exact"), b"bp"),
     (checks.BOOL, 1),
+    (checks.tuple_of(checks.ints()), [1, 2]),  # a list is no tuple
+    (checks.tuple_of(checks.ints()), (1, 2.0)),
+    (checks.tuple_of(checks.ints(), non_empty=True), ()),
 ])
 def test_the_checks_look_at_the_type_before_the_range(allowed, value):
     assert not allowed.test(value)
@@ -30,6 +35,7 @@ def test_the_ranges_say_their_bounds():
     assert str(checks.numbers(0, low_open=True)) == "a number > 0"
     assert str(checks.optional(checks.ints(1))) == "None or an int >= 1"
     assert str(checks.ints(0).noted("0: off")) == "an int >= 0 (0: off)"
+    assert str(checks.tuple_of(checks.ints(1), non_empty=True)) == "a non-empty tuple, each item an int >= 1"
 
 
 def test_a_stage_config_field_that_is_no_number_is_named():
@@ -38,6 +44,6 @@ def test_a_stage_config_field_that_is_no_number_is_named():
         PPOConfig(lr="3e-4")
 
 
-def test_the_stage_configs_check_their_fields_with_the_one_helper():
-    assert ppo_config.check_fields is checks.check_fields
-    assert imitation_config.check_fields is checks.check_fields
+def test_every_config_checks_its_fields_with_the_one_helper():
+    for module in (spec, ppo_config, imitation_config, curriculum, models, env_config, run_config):
+        assert module.check_fields is checks.check_fields, module.__name__

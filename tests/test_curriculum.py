@@ -24,7 +24,7 @@ MIXED = ExperimentConfig(
     env=EnvConfig(H=4, W=5, boards=BOARDS),
     curriculum=CurriculumConfig(enabled=True, promote_at=(0.4,), replay_fraction=0.0, preview_fraction=0.0),
     model=ModelConfig(channels=(8,), value_hidden=8),
-    ppo=PPOConfig(num_envs=16, steps_per_env=8, mini_batches=2, ppo_epochs=1, total_updates=6),
+    ppo=PPOConfig(num_envs=16, steps_per_update=8, mini_batches=2, ppo_epochs=1, num_updates=6),
     imitation=ImitationConfig(enabled=False),
     run=RunConfig(
         chunk_updates=2,

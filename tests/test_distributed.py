@@ -235,8 +235,8 @@ def test_minibatches_hold_every_sample_once_and_the_same_steps_of_every_board():
 
 
 def test_mini_batches_must_divide_the_rollout_length():
-    with pytest.raises(ValueError, match=r"mini_batches=3 must divide steps_per_env=8"):
-        ppo.PPOConfig(num_envs=6, steps_per_env=8, mini_batches=3)
+    with pytest.raises(ValueError, match=r"mini_batches=3 must divide steps_per_update=8"):
+        ppo.PPOConfig(num_envs=6, steps_per_update=8, mini_batches=3)
 
 
 def test_a_process_whose_coordinator_never_comes_says_so_and_gives_up(tmp_path):

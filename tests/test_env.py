@@ -470,34 +470,24 @@ def test_observation_channels():
     assert env.num_channels(EnvConfig()) == 11
 
 
-def test_count_and_density_channels():
+def test_count_channels():
     drawing = """
         F # # *
         1 1 1 1
         . . . .
     """
-    cfg = config_for(drawing, obs_counts=True, obs_density=True)
+    cfg = config_for(drawing, obs_counts=True)
     state = position(drawing, cfg)
     obs = np.asarray(observe(state, cfg))
-    assert env.num_channels(cfg) == 14
-    chex.assert_shape(obs, (14, 3, 4))
+    assert env.num_channels(cfg) == 13
+    chex.assert_shape(obs, (13, 3, 4))
     number = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]]) / 8
     hidden_neighbours = np.array([[1, 2, 2, 1], [2, 3, 3, 2], [0, 0, 0, 0]]) / 8
     np.testing.assert_allclose(obs[11], number)
     np.testing.assert_allclose(obs[12], hidden_neighbours)
-    np.testing.assert_allclose(obs[13], 1 / 3)  # two mines, one flagged; three hidden cells unflagged
     numpy_env = NumpyMinesweeper.from_mines(np.asarray(state.mine_mask)[None], cfg, auto_reset=False)
     numpy_env.revealed[:], numpy_env.flags[:] = np.asarray(state.revealed), np.asarray(state.flags)
     np.testing.assert_allclose(numpy_env.observe()[0], obs)  # the NumPy env's planes are the same
-
-
-def test_density_channel_counts_the_board_only():
-    cfg = EnvConfig(H=4, W=5, boards=((3, 4, 2, 2),), obs_density=True)
-    state = env.reset(jax.random.key(0), cfg)
-    obs = np.asarray(observe(state, cfg))
-    assert env.num_channels(cfg) == 13
-    np.testing.assert_allclose(obs[11], 2 / 12)  # a fresh 3x4 board with two mines, padding left out
-    np.testing.assert_array_equal(obs[12][:3, :4], 1)  # the playable plane stays last
 
 
 def test_count_channels_leave_the_padding_out():

@@ -69,7 +69,7 @@ def test_the_budget_guard_cuts_a_run_that_would_overrun_and_still_brings_back_th
     assert final["evaluated_by"].startswith("gpu_run") and final["episodes"] == EVAL_GAMES
     assert not (workdir / "final_eval.json").exists()  # the run itself never got there
     latest = checkpoint_lib.load_agent(workdir)
-    assert 0 < summary["updates"]["ppo"] < ENDLESS.ppo.total_updates
+    assert 0 < summary["updates"]["ppo"] < ENDLESS.ppo.num_updates
     assert jax.tree.all(jax.tree.map(np.array_equal, gpu_run.load_returned_agent(out).params, latest.params))
 
 
@@ -86,7 +86,7 @@ def test_the_plan_sizes_a_run_by_its_arithmetic():
     # 150 updates (3 evaluations) take 151.4 s.
     plan = gpu_run_plan.plan_run(TINY, 300.0, EVAL_GAMES, {"ppo": gpu_run_plan.StageRate(128.0, 10.0)}, 0.67)
     assert plan.overrides == (
-        "ppo.total_updates=150", "run.chunk_updates=10", "run.eval_every_updates=50",
+        "ppo.num_updates=150", "run.chunk_updates=10", "run.eval_every_updates=50",
         f"run.final_eval_episodes={EVAL_GAMES}", "run.tensorboard=false",
     )  # fmt: skip
     assert plan.stop_at_s == pytest.approx(300 - 60.7)
@@ -100,7 +100,7 @@ def test_the_shipped_configs_are_sized_to_finish_before_the_guard_stops_them(nam
     changed = {line.split(":")[0] for line in config_lib.differences(shipped, sized)}
     assert changed <= {override.split("=")[0] for override in plan.overrides}  # the recipe is kept
     assert sized.imitation.num_updates % sized.run.chunk_updates == 0  # no second compile for a short chunk
-    assert sized.ppo.total_updates % sized.run.chunk_updates == 0
+    assert sized.ppo.num_updates % sized.run.chunk_updates == 0
     estimate = plan.estimate
     assert estimate["startup_s"] + estimate["compile_s"] + estimate["updates_and_evals_s"] < plan.stop_at_s
 

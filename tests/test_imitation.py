@@ -6,15 +6,13 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 import pytest
 
 from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import exact as exact_lib
-from msjax import losses, models, optimizers, solver
-from msjax.stages import gradient_states, imitation
+from msjax import losses, models, solver
+from msjax.stages import imitation
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
 
@@ -180,8 +178,8 @@ def test_mine_bce_counts_only_labelled_cells():
     assert grads["mine"][1, 1] == 0.0 and np.isfinite(np.asarray(grads["logits"])).all()
 
 
-def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_most_of_it():
-    cfg = imitation.ImitationConfig(aux_mine_weight=0.5, guess_weight=0.3, hardest_states=2)
+def test_loss_shares_sum_to_the_loss_state_by_state():
+    cfg = imitation.ImitationConfig(aux_mine_weight=0.5, guess_weight=0.3)
     safe_2 = [False, False, True] + [False] * 5  # logit -1: the least likely legal reveal
     batch = _batch([SAFE_0_1, safe_2, NO_SET, SAFE_0_1], [0, 2, 2, 1], [True, True, True, True])
     loss, metrics = losses.imitation_loss(PARAMS, _fake_apply, batch, cfg)
@@ -194,12 +192,6 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
     forced_ce = -np.log([probs[0] + probs[1], probs[2], probs[0] + probs[1]]) / 3  # three forced states
     forced_shares = np.asarray(shares)[[0, 1, 3]]  # their mine terms are equal: they differ by the set CE
     np.testing.assert_allclose(forced_shares - forced_shares[0], forced_ce - forced_ce[0], atol=1e-6)
-    # the guess state (its cell-2 move, weighted 0.3) and the forced state on cell 2 carry the most
-    chosen, batch_metrics = gradient_states.hardest(batch, (outputs[0], outputs[2]), cfg)
-    np.testing.assert_array_equal(chosen.forced_safe, batch.forced_safe[jnp.array([1, 2])])
-    np.testing.assert_allclose(batch_metrics["loss"], loss, rtol=1e-6)
-    np.testing.assert_allclose(batch_metrics["hardest_loss_share"], (shares[1] + shares[2]) / loss, rtol=1e-5)
-    assert batch_metrics["policy_accuracy"] == metrics["policy_accuracy"]  # the whole batch's
 
 
 @pytest.mark.parametrize(
@@ -212,20 +204,12 @@ def test_loss_shares_sum_to_the_loss_and_hardest_keeps_the_states_that_carry_mos
         ({"few_proofs_weight": -1.0}, "few_proofs_weight"),
         ({"few_proofs_cells": 0}, "few_proofs_cells"),
         ({"proof_bce_weight": -1.0}, "proof_bce_weight"),
-        ({"label_max_layer": 4}, "label_max_layer=4 must be 1, 2 or 3"),
+        ({"label_max_layer": 4}, r"label_max_layer=4 must be an int in \{1, 2, 3\}"),
         ({"play_max_layer": 5}, "play_max_layer"),
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
         ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),
         ({"random_first_click_share": -0.5}, "random_first_click_share"),
-        ({"num_envs": 4, "hardest_states": 5}, r"hardest_states=5 must be 0 \(off\) or an int in \[1, num_envs"),
-        ({"hardest_states": -1}, "hardest_states=-1"),
-        ({"solver_moves_per_label": 0}, "solver_moves_per_label=0 must be an int >= 1"),
-        ({"num_envs": 8, "hardest_states": 4, "microbatch_size": 3}, "microbatch_size=3 must be .* hardest_states=4"),
         ({"solver_probabilities": "loopy"}, "solver_probabilities='loopy' must be 'bp' or 'exact'"),
-        ({"mine_targets": "soft"}, "mine_targets=.soft. must be .sampled. or .exact."),
-        ({"guess_targets": "exact"}, "guess_targets=.exact. must be .solver. or .safest."),
-        ({"augment_symmetries": 1}, "augment_symmetries=1 must be a bool"),
-        ({"optimizer": "sgd"}, r"optimizer='sgd' must be one of \('adamw', 'muon'\)"),
         ({"play_lookahead": -1}, "play_lookahead=-1 must be an int >= 0"),
         ({"play_lookahead": 6}, "play_lookahead=6 needs solver_probabilities='exact'"),
         ({"play_lookahead_depth": 3}, "play_lookahead_depth=3 must be 0, 1 or 2"),
@@ -239,27 +223,6 @@ def test_bad_imitation_configs_name_the_field(overrides, message):
         imitation.ImitationConfig(**overrides)
 
 
-def test_muon_orthogonalises_the_kernels_and_leaves_every_other_leaf_to_adamw():
-    params = models.init_params(jax.random.key(0), models.ModelConfig(channels=(8, 8), value_hidden=4),
-                                ms_env.EnvConfig(H=5, W=5, mine_count=4))
-    # gradients near one direction (a large rank-one part): far from orthogonal as they come
-    grads = jax.tree.map(lambda leaf: 1.0 + 0.1 * jax.random.normal(jax.random.key(leaf.size), leaf.shape), params)
-    raw = np.linalg.svd(np.asarray(grads["params"]["ConvBlock_1"]["Conv3x3_0"]["kernel"]).reshape(-1, 8), compute_uv=False)
-    assert raw.min() < 0.1 * raw.max()
-    schedule = optimizers.lr_schedule(1e-2, 10, anneal=False)
-    muon = optimizers.clipped_optimizer("muon", schedule, max_grad_norm=1e9, weight_decay=0.0)
-    adamw = optax.adamw(schedule, weight_decay=0.0, nesterov=True)  # optax's muon's own, for the rest
-    by_muon, _ = muon.update(grads, muon.init(params), params)
-    by_adamw, _ = adamw.update(grads, adamw.init(params), params)
-    for (path, update), adamw_update in zip(jax.tree.leaves_with_path(by_muon), jax.tree.leaves(by_adamw)):
-        name = jax.tree_util.keystr(path)
-        if update.ndim == 4:  # [3, 3, C, F] as the [9C, F] matrix: its singular values all alike
-            singular = np.linalg.svd(np.asarray(update).reshape(-1, update.shape[-1]), compute_uv=False)
-            assert singular.min() > 0.5 * singular.max(), (name, singular)
-        else:  # (Nesterov) AdamW's first step on the same gradient
-            chex.assert_trees_all_close(update, adamw_update, atol=1e-7, custom_message=name)
-
-
 def test_the_search_player_can_be_the_teacher():
     cfg = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6, play_lookahead_depth=2,
                                     play_endgame_layouts=8)
@@ -271,39 +234,16 @@ def test_the_search_player_can_be_the_teacher():
     assert (progress.lookahead_score, progress.lookahead_tolerance) == ("progress", 0.0)
 
 
-def test_the_solver_games_move_unlabelled_between_labels_and_the_learner_games_do_not():
-    env_cfg = ms_env.EnvConfig(H=8, W=8, mine_count=10, guarantee_safe_neighborhood=True)
-    il_cfg = imitation.ImitationConfig(num_envs=8, play_max_layer=1, label_max_layer=1, solver_moves_per_label=3)
-    state = imitation.init_imitation_state(jax.random.key(0), env_cfg, models.ModelConfig(channels=(4,)), il_cfg)
-    by_learner = jnp.arange(8) < il_cfg.num_learner_games  # the first 4
-    advance = jax.jit(imitation.advance_solver_games, static_argnums=(3, 4))
-    games, key, (finished, won) = advance(state.env_states, state.key, by_learner, env_cfg, il_cfg)
-    assert not np.array_equal(key, state.key)
-    chex.assert_trees_all_equal(jax.tree.map(lambda x: x[:4], games), jax.tree.map(lambda x: x[:4], state.env_states))
-    opened = np.asarray(games.revealed[4:].sum(axis=(1, 2)))
-    unfinished = ~np.asarray(games.done[4:]) & (np.asarray(games.step_count[4:]) > 0)
-    assert (opened > 0).all()  # every solver game made its first click (a safe opening) at least
-    assert (np.asarray(games.step_count[4:])[unfinished] == 2).all()  # two moves each, where none restarted
-    assert int(finished[1]) == int(won[1]) == 0 and 0 <= int(won[0]) <= int(finished[0]) <= 4
-    once = dataclasses.replace(il_cfg, solver_moves_per_label=1)
-    same, same_key, _ = imitation.advance_solver_games(state.env_states, state.key, by_learner, env_cfg, once)
-    assert same is state.env_states and same_key is state.key
-
-
-@pytest.mark.parametrize(  # all states, or the gradient on the hardest half; Muon on the kernels; carried beliefs
-    ("hardest_states", "optimizer", "carry_beliefs"),
-    [(0, "adamw", False), (16, "adamw", False), (0, "muon", False), (0, "adamw", True)],
-)
-def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(hardest_states, optimizer, carry_beliefs):
+@pytest.mark.parametrize("carry_beliefs", [False, True])
+def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(carry_beliefs):
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
     model_cfg = models.ModelConfig(channels=(16, 16), value_hidden=8, flag_actions=False, carry_beliefs=carry_beliefs)
     il_cfg = imitation.ImitationConfig(  # layer 1: quick to compile
         num_envs=32, num_updates=240, lr=3e-3, play_max_layer=1, label_max_layer=1, opening_weight=1.0,
-        hardest_states=hardest_states, optimizer=optimizer,
     )
     assert il_cfg.forward_is_shared or not carry_beliefs
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
-    chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, num_updates=240)
+    chunk = imitation.make_imitation_chunk(env_cfg, model_cfg, il_cfg, chunk_updates=240)
     state, metrics = chunk(state)
     metrics = jax.device_get(metrics)
     for name, values in metrics.items():
@@ -314,8 +254,6 @@ def test_imitation_learns_the_forced_moves_and_the_first_click_of_a_small_board(
         assert 0.0 <= float(state.beliefs.min()) and float(state.beliefs.max()) <= 1.0
     else:
         assert state.beliefs is None
-    if hardest_states:  # the chosen half carries more than half of the loss
-        assert (metrics["hardest_loss_share"] > 0.5).all() and (metrics["hardest_loss_share"] <= 1 + 1e-6).all()
     early, late = metrics["loss"][5:35].mean(), metrics["loss"][-30:].mean()
     assert late < 0.7 * early, (early, late)
     assert metrics["policy_accuracy"][-30:].mean() > metrics["policy_accuracy"][5:35].mean() + 0.1
@@ -341,7 +279,7 @@ def test_random_first_clicks_open_the_games_before_the_solver_or_learner_plays()
     state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
     play = jax.jit(imitation.play_and_label, static_argnums=(3, 4, 5))
     apply_fn = models.make_model(model_cfg).apply
-    _, _, labelled, _, _ = play(state.env_states, state.key, state.params, apply_fn, env_cfg, il_cfg)
+    _, _, labelled, _ = play(state.env_states, state.key, state.params, apply_fn, env_cfg, il_cfg)
     # every labelled state comes after its first click: its hidden cells carry mine labels
     assert np.asarray(labelled.mine_label_mask).any(axis=(1, 2)).all()
 
@@ -350,105 +288,6 @@ def test_exact_solver_probabilities_reach_the_labelling_and_the_playing_solver()
     il_cfg = imitation.ImitationConfig(solver_probabilities="exact", label_max_layer=3)
     assert il_cfg.label_solver.probabilities == "exact" and il_cfg.play_solver.probabilities == "exact"
     assert imitation.ImitationConfig().label_solver.probabilities == "bp"
-
-
-def test_safest_cells_are_the_hidden_cells_within_the_tolerance_of_the_lowest_probability():
-    mine_prob = jnp.array([[[0.0, 0.2, 0.2 + 5e-5], [0.2 + 2e-4, 0.5, 0.1]]])
-    hidden = jnp.array([[[False, True, True], [True, True, False]]])  # the 0 and the 0.1 are revealed
-    expected = [[[False, True, True], [False, False, False]]]
-    np.testing.assert_array_equal(imitation.safest_cells(mine_prob, hidden), expected)
-
-
-@pytest.mark.parametrize("height, width", [(3, 3), (2, 3)])
-def test_symmetry_augmentation_moves_each_state_and_its_labels_together(height, width):
-    batch_size, cells = 64, height * width
-    keys = jax.random.split(jax.random.key(0), 5)
-    masks = [jax.random.bernoulli(k, 0.5, (batch_size, cells)) for k in keys[:4]]
-    as_board = lambda x: x.reshape(batch_size, height, width)
-    mine_target = jax.random.uniform(keys[4], (batch_size, height, width))
-    channels = [mine_target] + [as_board(m).astype(jnp.float32) for m in masks]
-    no_flags = jnp.zeros((batch_size, cells), bool)
-    batch = losses.Labelled(
-        obs=jnp.stack(channels, axis=1),
-        action_mask=jnp.concatenate([masks[0], no_flags], axis=1),
-        forced_safe=jnp.concatenate([masks[1], no_flags], axis=1),
-        forced_mines=jnp.concatenate([masks[1] & masks[2], no_flags], axis=1),
-        teacher_moves=jnp.concatenate([masks[2], no_flags], axis=1),
-        has_guess_label=jnp.ones(batch_size, bool),
-        is_opening=jnp.zeros(batch_size, bool),
-        mine_target=mine_target,
-        mine_label_mask=as_board(masks[3]),
-    )
-    moved = gradient_states.augment_with_symmetries(batch, jax.random.key(1), height, width)
-    chex.assert_trees_all_equal_shapes(moved, batch)
-    reveals = lambda x: np.asarray(x)[:, :cells].reshape(batch_size, height, width)
-    labels = [moved.mine_target, reveals(moved.action_mask), reveals(moved.forced_safe),
-              reveals(moved.teacher_moves), moved.mine_label_mask]
-    for channel, label in enumerate(labels):  # the labels went where their planes went
-        np.testing.assert_array_equal(np.asarray(moved.obs)[:, channel], np.asarray(label, np.float32))
-    both = np.asarray(moved.obs)[:, 2] * np.asarray(moved.obs)[:, 3]  # forced_mines: forced_safe & teacher_moves
-    np.testing.assert_array_equal(reveals(moved.forced_mines), both.astype(bool))
-    assert not np.asarray(moved.action_mask)[:, cells:].any()
-    group = models.board_symmetries(height, width)
-    used = set()
-    for i in range(batch_size):
-        found = [g for g in group if np.array_equal(models.transform_board(batch.obs[i], g), moved.obs[i])]
-        assert found, i
-        used.add(found[0])
-    assert len(used) == len(group)  # 64 draws reach every symmetry
-
-
-@pytest.mark.parametrize("mine_targets", ["exact", "sampled"])
-def test_exact_targets_are_the_exact_probabilities_and_the_safest_cells(mine_targets):
-    env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=5)
-    model_cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
-    il_cfg = imitation.ImitationConfig(
-        num_envs=16, play_max_layer=1, label_max_layer=1, learner_fraction=0.0,
-        mine_targets=mine_targets, guess_targets="safest",
-    )
-    state = imitation.init_imitation_state(jax.random.key(0), env_cfg, model_cfg, il_cfg)
-    play = jax.jit(imitation.play_and_label, static_argnums=(3, 4, 5))
-    apply_fn = models.make_model(model_cfg).apply
-    env_states, key = state.env_states, state.key
-    first = solver.first_click(env_cfg)
-    seen = {"forced": 0, "guess": 0, "mines": 0}
-    for _ in range(5):
-        before = env_states
-        env_states, key, labelled, _, _ = play(env_states, key, state.params, apply_fn, env_cfg, il_cfg)
-        before, labelled = jax.device_get((before, labelled))
-        for g in range(il_cfg.num_envs):
-            hidden = ~before.revealed[g]
-            moves = labelled.teacher_moves[g].reshape(2, 5, 5)
-            mines = labelled.forced_mines[g].reshape(2, 5, 5)
-            assert not moves[1].any() and not mines[1].any()
-            if before.done[g] or not before.first_click_done[g]:
-                assert not mines.any()
-            if before.done[g]:
-                continue
-            if not before.first_click_done[g]:  # the opening: the solver's first click alone
-                assert labelled.is_opening[g] and moves[0][first] and moves[0].sum() == 1
-                continue
-            forced = labelled.forced_safe[g].any()
-            seen["forced" if forced else "guess"] += 1
-            counts = np.where(before.revealed[g], before.counts[g], 0)
-            prob = exact_lib.analyse(before.revealed[g], counts, int(before.mine_count[g])).mine_prob
-            target = labelled.mine_target[g][hidden]
-            assert (prob[mines[0]] > 1 - 1e-5).all() and not (mines[0] & ~hidden).any()  # the layers' proofs
-            seen["mines"] += int(mines[0].any())
-            if mine_targets == "exact":  # 5x5 views are within the device analysis' limits
-                np.testing.assert_allclose(target, prob[hidden], atol=1e-5)
-            else:
-                np.testing.assert_array_equal(target, before.mine_mask[g][hidden])
-            if forced and mine_targets == "sampled":  # not analysed: the solver's move
-                assert moves[0].sum() == 1
-                continue
-            assert moves[0].any() and not (moves[0] & ~hidden).any()
-            np.testing.assert_allclose(prob[moves[0]], prob[hidden].min(), atol=1e-4)
-            outside = hidden & ~moves[0]
-            assert (prob[outside] > prob[hidden].min() + 1e-5).all()
-            if prob[hidden].min() == 0.0:  # a proof: no safest cell is a mine
-                assert not (moves[0] & before.mine_mask[g]).any()
-    assert seen["forced"] >= 10 and seen["guess"] >= 5 and seen["mines"] >= 5, seen
 
 
 def test_the_shared_forward_pass_is_the_update_of_the_separate_one():
@@ -460,8 +299,7 @@ def test_the_shared_forward_pass_is_the_update_of_the_separate_one():
     shared = imitation.ImitationConfig(num_envs=16, play_max_layer=2, label_max_layer=2, proven_mine_weight=1.0)
     separate = dataclasses.replace(shared, share_forward=False)
     assert shared.forward_is_shared and not separate.forward_is_shared
-    for overrides in ({"steps_per_update": 2}, {"learner_fraction": 0.0}, {"microbatch_size": 8},
-                      {"hardest_states": 8}, {"augment_symmetries": True}):
+    for overrides in ({"steps_per_update": 2}, {"learner_fraction": 0.0}, {"microbatch_size": 8}):
         assert not dataclasses.replace(shared, **overrides).forward_is_shared, overrides
     ends = []
     for il_cfg in (shared, separate):
@@ -513,5 +351,5 @@ def test_the_beliefs_handed_on_are_the_gradient_passs_on_each_games_state():
     assert float(jnp.max(jnp.abs(without - mine_logits))) > 1e-4  # the prior was read
     with pytest.raises(ValueError, match="carry_beliefs=True needs imitation.forward_is_shared"):
         imitation.imitation_chunk_fn(env_cfg, model_cfg, dataclasses.replace(il_cfg, steps_per_update=2), 2)
-    with pytest.raises(ValueError, match="carry_beliefs=True needs imitation.solver_moves_per_label=1"):
-        imitation.imitation_chunk_fn(env_cfg, model_cfg, dataclasses.replace(il_cfg, solver_moves_per_label=2), 2)
+    with pytest.raises(ValueError, match="carry_beliefs=True needs imitation.random_first_click_share=0"):
+        imitation.imitation_chunk_fn(env_cfg, model_cfg, dataclasses.replace(il_cfg, random_first_click_share=0.5), 2)

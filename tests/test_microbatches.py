@@ -93,7 +93,7 @@ def test_a_ppo_gradient_step_with_micro_batches_gives_the_same_parameters():
     batch = _ppo_batch(jax.random.key(3))
     params = {}
     for microbatch_size in (0, 4):
-        cfg = ppo.PPOConfig(num_envs=8, steps_per_env=4, mini_batches=2, microbatch_size=microbatch_size)
+        cfg = ppo.PPOConfig(num_envs=8, steps_per_update=4, mini_batches=2, microbatch_size=microbatch_size)
         optimizer = ppo.make_optimizer(cfg)
         step = jax.jit(lambda p, b: ppo.update_minibatch((p, optimizer.init(p)), b, APPLY, optimizer, cfg)[0][0])
         params[microbatch_size] = step(PARAMS, batch)
@@ -117,7 +117,7 @@ def test_a_ppo_update_with_micro_batches_gives_the_same_parameters():
     """The rollout's forward passes and the gradient steps all in micro-batches of 4 of 8 games."""
     params = {}
     for microbatch_size in (0, 4):
-        cfg = ppo.PPOConfig(num_envs=8, steps_per_env=4, mini_batches=2, microbatch_size=microbatch_size,
+        cfg = ppo.PPOConfig(num_envs=8, steps_per_update=4, mini_batches=2, microbatch_size=microbatch_size,
                             frontier_mask_until_updates=0)
         state = ppo.init_ppo_state(jax.random.key(5), ENV, MODEL, cfg, params=jax.tree.map(jnp.copy, PARAMS))
         # (the chunk donates its input state)

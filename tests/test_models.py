@@ -131,8 +131,6 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
         ("recycles", 5, "recycles"),
         ("recycles", True, "recycles"),
         ("carry_beliefs", 1, "carry_beliefs"),
-        ("global_pool_after", (3,), "global_pool_after"),
-        ("global_pool_after", [0], "global_pool_after"),
     ],
 )
 def test_bad_model_configs_name_the_field(field, value, message):
@@ -189,25 +187,6 @@ def test_recycling_reruns_the_same_tower_with_the_mine_beliefs_as_one_more_plane
     zeroed["params"]["ConvBlock_0"]["Conv3x3_0"]["kernel"] = first_kernel.at[:, :, -1, :].set(0.0)
     moved = apply(recycled, params, obs)[2] - apply(recycled, zeroed, obs)[2]
     assert float(jnp.max(jnp.abs(moved))) > 1e-4
-
-
-def test_global_pooling_starts_as_the_plain_tower_and_then_reads_the_whole_board():
-    env_cfg = ms_env.EnvConfig(H=9, W=9, mine_count=10)
-    pooled = models.ModelConfig(channels=(8, 8), value_hidden=8, global_pool_after=(0,), norm="cell")
-    local = models.ModelConfig(channels=(8, 8), value_hidden=8, norm="cell")
-    params = models.init_params(jax.random.key(0), pooled, env_cfg)
-    assert set(params["params"]["GlobalPool_0"]["Dense_0"]) == {"kernel", "bias"}
-    local_params = {"params": {k: v for k, v in params["params"].items() if k != "GlobalPool_0"}}
-    obs = jax.random.uniform(jax.random.key(1), (1, ms_env.num_channels(env_cfg), 9, 9))
-    for a, b in zip(apply(pooled, params, obs), apply(local, local_params, obs)):  # zero at the start
-        np.testing.assert_allclose(a, b, rtol=1e-6)
-    # Once its weights move, a cell far outside the corner's receptive field moves the corner.
-    moved = jax.tree.map(lambda x: x + 0.1, params)
-    far = obs.at[:, :, 8, 8].add(5.0)
-    corner = [apply(pooled, moved, o)[2][0, 0, 0] for o in (obs, far)]
-    assert abs(corner[0] - corner[1]) > 1e-4
-    with pytest.raises(ValueError, match="plain tower"):
-        models.ModelConfig(residual=True, global_pool_after=(0,))
 
 
 def test_the_carried_prior_keeps_the_beliefs_on_hidden_cells_of_a_started_game():

@@ -9,6 +9,7 @@ checkpoint is the PPO stage's last. Nothing here compiles a training chunk.
 
 import contextlib
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def test_a_run_saved_before_the_renames_resumes_at_its_curriculum_level(old_run)
     from msjax.run import control as runcontrol
 
     cfg = config_lib.load_json(old_run / "config.json")
-    cfg = config_lib.apply_overrides(cfg, ["ppo.total_updates=3"])
+    cfg = config_lib.apply_overrides(cfg, ["ppo.num_updates=3"])
     mesh = distributed.make_mesh(cfg.run.num_devices)
     checkpoints = checkpoint_lib.Checkpoints(old_run / "checkpoints")
     try:
@@ -59,3 +60,34 @@ def test_a_run_saved_before_the_renames_resumes_at_its_curriculum_level(old_run)
         checkpoints.close()
     assert (step, index, int(state.update)) == (4, 1, 2)
     assert int(np.asarray(state.curriculum.level)) == 1  # promoted to the second board
+
+
+REMOVED_OPTIONS = (  # (section, field, its former default, a value a run could have used)
+    ("imitation", "hardest_states", 0, 64),
+    ("imitation", "augment_symmetries", False, True),
+    ("imitation", "mine_targets", "sampled", "exact"),
+    ("imitation", "guess_targets", "solver", "safest"),
+    ("imitation", "solver_moves_per_label", 1, 4),
+    ("imitation", "optimizer", "adamw", "muon"),
+    ("model", "global_pool_after", [], [2, 4]),
+    ("env", "obs_density", False, True),
+)
+
+
+def test_a_run_saved_with_the_removed_options_at_their_defaults_loads(old_run):
+    before = config_lib.load_json(old_run / "config.json")
+    saved = json.loads((old_run / "config.json").read_text())
+    for section, field, default, _ in REMOVED_OPTIONS:
+        saved[section][field] = default
+    (old_run / "config.json").write_text(json.dumps(saved))
+    assert config_lib.load_json(old_run / "config.json") == before
+
+
+@pytest.mark.parametrize("section, field, default, used", REMOVED_OPTIONS)
+def test_a_run_that_used_a_removed_option_fails_in_one_line_naming_it(old_run, section, field, default, used):
+    saved = json.loads((old_run / "config.json").read_text())
+    saved[section][field] = used
+    (old_run / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match=rf"^{section}\.{field}=.*: this msjax no longer has this setting") as error:
+        config_lib.load_json(old_run / "config.json")
+    assert "\n" not in str(error.value) and "docs/experiments/" in str(error.value)

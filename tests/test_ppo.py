@@ -189,15 +189,15 @@ def test_value_loss_takes_the_clipped_branch_when_it_is_worse():
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"num_envs": 3, "steps_per_env": 3, "mini_batches": 2}, "mini_batches=2 must divide"),
+        ({"num_envs": 3, "steps_per_update": 3, "mini_batches": 2}, "mini_batches=2 must divide"),
         ({"num_envs": 0}, "num_envs"),
         ({"gamma": 1.5}, r"gamma=1.5 must be in \[0, 1\]"),
         ({"clip_eps": 0.0}, "clip_eps"),
         ({"lr": -1e-3}, "lr"),
         ({"ent_coef": -0.1}, "ent_coef"),
         ({"frontier_mask_until_updates": -1}, "frontier_mask_until_updates"),
-        ({"num_envs": 4, "steps_per_env": 4, "mini_batches": 2, "microbatch_size": 3}, "microbatch_size=3"),
-        ({"num_envs": 12, "steps_per_env": 4, "mini_batches": 1, "microbatch_size": 8}, "divisor of num_envs=12"),
+        ({"num_envs": 4, "steps_per_update": 4, "mini_batches": 2, "microbatch_size": 3}, "microbatch_size=3"),
+        ({"num_envs": 12, "steps_per_update": 4, "mini_batches": 1, "microbatch_size": 8}, "divisor of num_envs=12"),
         ({"random_first_click_share": 2.0}, "random_first_click_share"),
     ],
 )
@@ -207,7 +207,7 @@ def test_bad_ppo_configs_name_the_field(overrides, message):
 
 
 def test_cosine_schedule_decays_to_zero_over_total_updates():
-    cfg = ppo.PPOConfig(lr=1e-3, total_updates=10, ppo_epochs=2, mini_batches=4)
+    cfg = ppo.PPOConfig(lr=1e-3, num_updates=10, ppo_epochs=2, mini_batches=4)
     schedule = ppo.make_lr_schedule(cfg)
     assert schedule(0) == pytest.approx(1e-3)
     assert schedule(10 * 2 * 4) == pytest.approx(0.0, abs=1e-9)
@@ -219,8 +219,8 @@ def test_cosine_schedule_decays_to_zero_over_total_updates():
 TRAIN_ENV = ms_env.EnvConfig(H=5, W=5, mine_count=3)
 TRAIN_MODEL = models.ModelConfig(channels=(16, 16), value_hidden=16, flag_actions=False)
 TRAIN_PPO = ppo.PPOConfig(
-    num_envs=32, steps_per_env=16, mini_batches=2, ppo_epochs=2, lr=3e-3,
-    ent_coef=0.0, frontier_mask_until_updates=2, total_updates=40,
+    num_envs=32, steps_per_update=16, mini_batches=2, ppo_epochs=2, lr=3e-3,
+    ent_coef=0.0, frontier_mask_until_updates=2, num_updates=40,
 )
 NUM_CALLS = 40
 
@@ -237,7 +237,7 @@ def training_run():
 
     losses.gae = counting_gae
     try:
-        chunk = ppo.make_ppo_chunk(TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO, num_updates=1)
+        chunk = ppo.make_ppo_chunk(TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO, chunk_updates=1)
         state = ppo.init_ppo_state(jax.random.key(0), TRAIN_ENV, TRAIN_MODEL, TRAIN_PPO)
         history = []
         for _ in range(NUM_CALLS):
@@ -281,7 +281,7 @@ def test_train_win_rate_rises_above_the_random_start(training_run):
 
 def test_random_first_clicks_are_never_transitions_of_the_policy():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=10)  # dense: no first click wins at once
-    ppo_cfg = ppo.PPOConfig(num_envs=16, steps_per_env=8, mini_batches=2, random_first_click_share=1.0)
+    ppo_cfg = ppo.PPOConfig(num_envs=16, steps_per_update=8, mini_batches=2, random_first_click_share=1.0)
     model_cfg = models.ModelConfig(channels=(8,), value_hidden=8, flag_actions=False)
     state = ppo.init_ppo_state(jax.random.key(0), env_cfg, model_cfg, ppo_cfg)
     apply_fn = models.make_model(model_cfg).apply
@@ -298,10 +298,10 @@ def test_value_only_training_changes_the_value_head_alone_and_fits_the_outcome()
     (the agent plays as before) while the value loss falls; a bad value names the field."""
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=3, progress_reward=0.0, loss_reward=0.0, step_penalty=0.0)
     ppo_cfg = ppo.PPOConfig(
-        num_envs=32, steps_per_env=16, mini_batches=2, ppo_epochs=2, lr=3e-3, gamma=1.0, gae_lambda=1.0,
+        num_envs=32, steps_per_update=16, mini_batches=2, ppo_epochs=2, lr=3e-3, gamma=1.0, gae_lambda=1.0,
         frontier_mask_until_updates=0, anneal_lr=False, trainable="value",
     )
-    chunk = ppo.make_ppo_chunk(env_cfg, TRAIN_MODEL, ppo_cfg, num_updates=30)
+    chunk = ppo.make_ppo_chunk(env_cfg, TRAIN_MODEL, ppo_cfg, chunk_updates=30)
     state = ppo.init_ppo_state(jax.random.key(1), env_cfg, TRAIN_MODEL, ppo_cfg)
     before = jax.device_get(state.params)
     state, metrics = chunk(state)

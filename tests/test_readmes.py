@@ -122,7 +122,7 @@ def shell_commands(code: str) -> list[list[str]]:
 def tiny_project(folder: Path) -> Path:
     """``folder`` holding ``runs/small``: a tiny saved run with a few metrics rows."""
     run_dir = saved_run(folder / "runs" / "small")
-    stage = types.SimpleNamespace(name="ppo", total_updates=2, first_step=0, first_env_step=0, env_steps_per_update=8)
+    stage = types.SimpleNamespace(name="ppo", num_updates=2, first_step=0, first_env_step=0, env_steps_per_update=8)
     writer = runlog.MetricsWriter(run_dir, tensorboard=False, resume_step=None)
     writer.write_updates(stage, 0, {"loss": np.array([1.0, 0.5]), "mean_reward": np.array([0.1, 0.2])})
     writer.write_eval(stage, 2, {"win_rate": 0.5, "win_rate_ci95": (0.3, 0.7), "episodes": 8, "revealed_fraction": 0.6})

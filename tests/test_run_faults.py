@@ -268,7 +268,7 @@ def test_calibration_on_a_board_every_game_of_which_ends_at_the_first_click_is_a
 # One stage of two updates in one chunk, then a final evaluation far too long to wait for,
 # in batches of 8 games (the plain "evaluating on" line needs the progress lines on).
 LONG_FINAL_EVALUATION = config_lib.apply_overrides(
-    ENDLESS, ["ppo.total_updates=2", "run.final_eval_episodes=10000000", "run.eval_batch_size=8", "run.progress_bar=true"]
+    ENDLESS, ["ppo.num_updates=2", "run.final_eval_episodes=10000000", "run.eval_batch_size=8", "run.progress_bar=true"]
 )
 
 

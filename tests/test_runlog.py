@@ -14,7 +14,7 @@ from msjax.run import log as runlog
 @dataclasses.dataclass(frozen=True)
 class FakeStage:
     name: str = "ppo"
-    total_updates: int = 6
+    num_updates: int = 6
     first_step: int = 0
     first_env_step: int = 0
     env_steps_per_update: int = 128

@@ -37,13 +37,13 @@ TINY_WITH_IMITATION = config_lib.apply_overrides(
         "imitation.num_updates=4",
         "imitation.label_max_layer=1",
         "imitation.play_max_layer=1",
-        "ppo.total_updates=4",
+        "ppo.num_updates=4",
         "run.chunk_updates=2",
         "run.eval_every_updates=2",
     ],
 )
 IMITATION_UPDATES = TINY_WITH_IMITATION.imitation.num_updates
-PPO_UPDATES = TINY_WITH_IMITATION.ppo.total_updates
+PPO_UPDATES = TINY_WITH_IMITATION.ppo.num_updates
 LAST_STEP = IMITATION_UPDATES + PPO_UPDATES
 
 
@@ -174,13 +174,13 @@ def test_resume_with_another_board_names_the_mismatch_and_changes_nothing(finish
 def test_resume_with_another_optimizer_names_the_setting_not_damage(finished_run):
     run_dir, _, _ = finished_run
     before = (run_dir / "config.json").read_text()
-    argv = ["--workdir", str(run_dir), "--resume-step", str(IMITATION_UPDATES), "--config.imitation.optimizer=muon"]
+    argv = ["--workdir", str(run_dir), "--resume-step", str(LAST_STEP), "--config.ppo.trainable=value"]
     with pytest.raises(CheckpointError) as error:
         train_cli.main(argv)
     message = str(error.value)
     assert "damaged" not in message and "\n" not in message
-    assert f"checkpoints/{IMITATION_UPDATES} holds a state of another structure: opt_state." in message
-    assert message.endswith("; imitation.optimizer: 'adamw' -> 'muon' changes it: resume with the saved value, or start a new run")
+    assert f"checkpoints/{LAST_STEP} holds a state of another structure: opt_state." in message
+    assert message.endswith("; ppo.trainable: 'all' -> 'value' changes it: resume with the saved value, or start a new run")
     assert (run_dir / "config.json").read_text() == before
 
 
@@ -216,7 +216,7 @@ def test_resuming_a_finished_run_says_so_in_one_line_and_writes_nothing(finished
 def test_resuming_a_finished_run_with_more_updates_trains_them(finished_run, tmp_path):
     run_dir = tmp_path / "copy"
     shutil.copytree(finished_run[0], run_dir)
-    _, printed = run_main(["--workdir", run_dir, "--resume", "--config.ppo.total_updates=6"])
+    _, printed = run_main(["--workdir", run_dir, "--resume", "--config.ppo.num_updates=6"])
     assert "resuming from checkpoint" in printed and "ppo update 4/6" in printed
     assert Checkpoints(run_dir / "checkpoints", read_only=True).latest_step == LAST_STEP + 2
 
@@ -361,8 +361,8 @@ def test_a_run_directory_that_cannot_be_one_is_a_one_line_error(tmp_path, under_
 def test_resuming_past_the_target_is_an_error_naming_both_numbers(finished_run):
     run_dir, _, _ = finished_run
     before = (run_dir / "config.json").read_text()
-    with pytest.raises(CheckpointError, match=rf"ppo update {PPO_UPDATES}, past this run's ppo\.total_updates=2"):
-        train_cli.main(["--workdir", str(run_dir), "--resume", "--config.ppo.total_updates=2"])
+    with pytest.raises(CheckpointError, match=rf"ppo update {PPO_UPDATES}, past this run's ppo\.num_updates=2"):
+        train_cli.main(["--workdir", str(run_dir), "--resume", "--config.ppo.num_updates=2"])
     assert (run_dir / "config.json").read_text() == before
 
 

@@ -22,7 +22,7 @@ from msjax.stages.ppo import PPOConfig
 TINY = ExperimentConfig(
     env=EnvConfig(H=4, W=4, mine_count=2),
     model=ModelConfig(channels=(8,), value_hidden=8),
-    ppo=PPOConfig(num_envs=16, steps_per_env=8, mini_batches=2, ppo_epochs=1, total_updates=4),
+    ppo=PPOConfig(num_envs=16, steps_per_update=8, mini_batches=2, ppo_epochs=1, num_updates=4),
     imitation=ImitationConfig(enabled=False),
     run=RunConfig(
         chunk_updates=2,
@@ -35,7 +35,7 @@ TINY = ExperimentConfig(
 )
 # Runs until it is stopped: the tests that send it signals or a second writer.
 ENDLESS = config_lib.apply_overrides(
-    TINY, ["ppo.total_updates=100000", "run.eval_every_updates=0", "run.checkpoint_every_updates=0",
+    TINY, ["ppo.num_updates=100000", "run.eval_every_updates=0", "run.checkpoint_every_updates=0",
            "run.tensorboard=false"],
 )  # fmt: skip
 REPO = Path(__file__).resolve().parent.parent

@@ -10,6 +10,8 @@ import dataclasses
 import math
 from typing import NamedTuple
 
+from msjax.checks import check_fields, ints
+
 MAX_WIDTH = 32
 """Widest board: a row of cells is bit-packed into one ``uint32``."""
 
@@ -46,15 +48,6 @@ class EnvConfig:
         reads "as many hidden neighbours as the number" with the same weights for every
         number instead of one one-hot channel each. Off: on configs/small.py it changed
         nothing (docs/experiments/025-count-planes-in-the-observation.md).
-      obs_density: add one broadcast channel, the mine density of the unknown: (mines -
-        flags) / (hidden cells - flags), the chance that a hidden unflagged cell is a mine
-        knowing nothing but the mine count. A network of 3x3 convolutions cannot count the
-        whole board, so without it the mine count (the one global fact of the game) is out
-        of its reach. Off: on configs/small.py +0.18 [-0.28, +0.64] over 10,000 paired
-        8x8 boards, and the recycled 16x16 chain with it 83.52% of 6,000 boards against the
-        shipped 84.70% (docs/experiments/031-*, "The mine count in the observation, and
-        global pooling"). Where games differ in their mine count (``density_band``,
-        ``boards``) it is the network's only way to know the count.
       frontier_only_reveals: restrict the action mask's reveals to the frontier.
       density_band: ``(low, high)`` mine densities; each game draws its mine count
         uniformly from the integers in ``[ceil(low*H*W), floor(high*H*W)]``.
@@ -86,7 +79,6 @@ class EnvConfig:
     obs_frontier: bool = False
     obs_scalars: bool = False
     obs_counts: bool = False
-    obs_density: bool = False
     frontier_only_reveals: bool = False
     density_band: tuple[float, float] | None = None
     max_steps: int = 0
@@ -129,7 +121,7 @@ class EnvConfig:
         return math.ceil(low * self.num_cells - 1e-9), math.floor(high * self.num_cells + 1e-9)
 
 
-OBSERVATION_FIELDS = ("obs_frontier", "obs_counts", "obs_scalars", "obs_density")
+OBSERVATION_FIELDS = ("obs_frontier", "obs_counts", "obs_scalars")
 """The fields of ``EnvConfig`` that choose the observation's channels (with ``boards``)."""
 
 
@@ -229,20 +221,14 @@ def _validate_density_band(cfg: EnvConfig, rule: str) -> None:
 
 def validate_config(cfg: EnvConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
-    for name in ("H", "W", "mine_count", "max_steps"):
-        value = getattr(cfg, name)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"EnvConfig.{name} must be an int, got {value!r}")
-    if cfg.H < 1:
-        raise ValueError(f"EnvConfig.H={cfg.H} must be >= 1")
-    if not 1 <= cfg.W <= MAX_WIDTH:
-        raise ValueError(
-            f"EnvConfig.W={cfg.W} must be in [1, {MAX_WIDTH}] (rows are bit-packed into uint32)"
-        )
+    check_fields(cfg, (
+        (ints(1), ("H",)),
+        (ints(1, MAX_WIDTH).noted("rows are bit-packed into uint32"), ("W",)),
+        (ints(), ("mine_count",)),
+        (ints(0).noted("0 = no limit"), ("max_steps",)),
+    ))
     if cfg.H * cfg.W < 2:
         raise ValueError(f"EnvConfig: a {cfg.H}x{cfg.W} board has fewer than 2 cells")
-    if cfg.max_steps < 0:
-        raise ValueError(f"EnvConfig.max_steps={cfg.max_steps} must be >= 0 (0 = no limit)")
     if cfg.boards:
         _validate_boards(cfg)
     rule = "a safe first-click neighbourhood" if cfg.guarantee_safe_neighborhood else "a safe first click"

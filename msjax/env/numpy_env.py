@@ -284,10 +284,4 @@ class NumpyMinesweeper:
             scalars = np.stack([remaining, progress], axis=1).astype(np.float32)
             scalars = np.broadcast_to(scalars[:, :, None, None], (self.num_envs, 2, cfg.H, cfg.W))
             planes = np.concatenate([planes, scalars], axis=1)
-        if cfg.obs_density:
-            flags = self.flags.sum(axis=(1, 2))
-            unknown = (~self.revealed).sum(axis=(1, 2)) - flags
-            density = np.where(unknown > 0, (self.mine_count - flags) / np.maximum(unknown, 1), 0.0)
-            density = np.broadcast_to(density[:, None, None, None], (self.num_envs, 1, cfg.H, cfg.W))
-            planes = np.concatenate([planes, density.astype(np.float32)], axis=1)
         return planes

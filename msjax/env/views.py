@@ -65,18 +65,9 @@ def action_mask(state: EnvState, cfg: EnvConfig, frontier_only: Any = None) -> j
 
 def num_channels(cfg: EnvConfig) -> int:
     """Channels of ``observe``: 11, plus 1 for the frontier, plus 2 for the counts, plus 2 for
-    the scalars, plus 1 for the density, plus 1 for the playable cells of a board mix."""
-    optional = int(cfg.obs_frontier) + 2 * int(cfg.obs_counts) + 2 * int(cfg.obs_scalars) + int(cfg.obs_density)
+    the scalars, plus 1 for the playable cells of a board mix."""
+    optional = int(cfg.obs_frontier) + 2 * int(cfg.obs_counts) + 2 * int(cfg.obs_scalars)
     return NUM_BASE_CHANNELS + optional + int(cfg.padded)
-
-
-def unknown_mine_density(state: EnvState, cfg: EnvConfig) -> jax.Array:
-    """f32[]: (mines - flags) / (hidden cells - flags), the chance that a hidden unflagged
-    cell holds a mine knowing only the mine count (0 once no such cell is left)."""
-    flags = jnp.sum(state.flags)
-    unknown = num_board_cells(state, cfg) - jnp.sum(state.revealed) - flags
-    mines = state.mine_count - flags
-    return jnp.where(unknown > 0, mines / jnp.maximum(unknown, 1), 0.0).astype(jnp.float32)
 
 
 def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
@@ -86,7 +77,7 @@ def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
     frontier (``obs_frontier``); then each revealed cell's number / 8 and each cell's hidden
     neighbours on the board / 8 (``obs_counts``); then ``remaining_mines_ratio`` = (mines - flags) / mines
     and ``progress`` = revealed safe cells / safe cells, broadcast over the whole array
-    (``obs_scalars``); then ``unknown_mine_density``, broadcast (``obs_density``); then, with
+    (``obs_scalars``); then, with
     ``boards``, the playable cells (1 on the board, 0 on its padding), so the network tells
     the board's edge from hidden cells.
     """
@@ -108,9 +99,6 @@ def observe(state: EnvState, cfg: EnvConfig) -> jax.Array:
         progress = jnp.sum(revealed & ~state.mine_mask) / (num_board_cells(state, cfg) - mines)
         scalars = jnp.stack([remaining, progress]).astype(jnp.float32)
         planes = jnp.concatenate([planes, jnp.broadcast_to(scalars[:, None, None], (2, cfg.H, cfg.W))])
-    if cfg.obs_density:
-        density = jnp.broadcast_to(unknown_mine_density(state, cfg), (1, cfg.H, cfg.W))
-        planes = jnp.concatenate([planes, density])
     if cfg.boards:
         planes = jnp.concatenate([planes, playable(state, cfg)[None].astype(jnp.float32)])
     return planes

@@ -17,6 +17,7 @@ import dataclasses
 
 import numpy as np
 
+from msjax.checks import check_fields, ints, numbers
 from msjax.exact.analysis import Analysis, analyse, by_mines, combine
 from msjax.exact.board import Board
 from msjax.exact.enumeration import ComponentResult, Constraint, cached_solve, comb
@@ -46,16 +47,12 @@ class ExactConfig:
     progress_weight: float = 0.0
 
     def __post_init__(self):
-        if self.max_nodes < 1:
-            raise ValueError(f"ExactConfig.max_nodes={self.max_nodes} must be >= 1")
-        if not 0.0 <= self.guess_tolerance < 1.0:
-            raise ValueError(f"ExactConfig.guess_tolerance={self.guess_tolerance} must be in [0, 1)")
-        if self.lookahead_candidates < 0:
-            raise ValueError(
-                f"ExactConfig.lookahead_candidates={self.lookahead_candidates} must be >= 0"
-            )
-        if self.progress_weight < 0:
-            raise ValueError(f"ExactConfig.progress_weight={self.progress_weight} must be >= 0")
+        check_fields(self, (
+            (ints(1), ("max_nodes",)),
+            (numbers(0, 1, high_open=True), ("guess_tolerance",)),
+            (ints(0), ("lookahead_candidates",)),
+            (numbers(0), ("progress_weight",)),
+        ))
 
 
 @dataclasses.dataclass

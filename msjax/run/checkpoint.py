@@ -446,16 +446,17 @@ def _tracked(results: dict[str, Any]) -> dict[str, float]:
 
 def unknown_config_fields(saved: dict[str, Any]) -> list[str]:
     """``section.field`` (or ``section``) of every entry of a stored config (``config.to_dict``'s
-    form) that this msjax's ``ExperimentConfig`` does not have, retired fields aside."""
+    form) that this msjax's ``ExperimentConfig`` does not have, the fields of earlier msjax
+    (``config.OLD_FIELDS``: retired or renamed) aside."""
     known = config_lib.to_dict(config_lib.ExperimentConfig())
-    retired = {f"{section}.{field}" for section, field in config_lib.RETIRED_FIELDS}
+    earlier = {f"{section}.{field}" for section, field in config_lib.OLD_FIELDS}
     unknown = []
     for section, values in saved.items():
         if section not in known:
             unknown.append(section)
         elif isinstance(values, dict):
             unknown += [f"{section}.{field}" for field in values if field not in known[section]]
-    return [name for name in unknown if name not in retired]
+    return [name for name in unknown if name not in earlier]
 
 
 def _renamed_digests(digests: dict[str, str] | None) -> dict[str, str] | None:
@@ -529,7 +530,7 @@ def check_compatible(saved: config_lib.ExperimentConfig, current: config_lib.Exp
     """
     changed = config_lib.differences(saved, current)
     # the games in play of every stage fix the shapes of its state
-    shape_fields = [stage.setting(stage.games_field) for stage in stages_lib.STAGES]
+    shape_fields = [stage.setting("num_envs") for stage in stages_lib.STAGES]
     fatal = [line for line in changed if line.startswith(("env.", "model.")) or line.split(":")[0] in shape_fields]
     if fatal:
         raise CheckpointError(

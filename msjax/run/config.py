@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from msjax.run import files as runfiles
-from msjax.checks import check_fields, ints
+from msjax.checks import Allowed, check_fields, ints, numbers
 from msjax.stages.curriculum import CurriculumConfig, validate_with_env
 from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
@@ -85,13 +85,10 @@ class RunConfig:
         check_fields(self, (
             (ints(0), ("seed", "eval_every_updates", "checkpoint_every_updates", "num_devices")),
             (ints(1), ("chunk_updates", "eval_episodes", "final_eval_episodes", "eval_batch_size", "keep_checkpoints")),
+            (numbers(0), ("device_memory_gib",)),
+            (Allowed("a non-empty path", lambda value: isinstance(value, str) and bool(value)), ("workdir",)),
+            (Allowed("a path (a run or a checkpoint) or ''", lambda value: isinstance(value, str)), ("init_from",)),
         ))
-        if not isinstance(self.device_memory_gib, (int, float)) or not self.device_memory_gib >= 0:
-            raise ValueError(f"RunConfig.device_memory_gib={self.device_memory_gib!r} must be a number >= 0")
-        if not isinstance(self.workdir, str) or not self.workdir:
-            raise ValueError(f"RunConfig.workdir={self.workdir!r} must be a non-empty path")
-        if not isinstance(self.init_from, str):
-            raise ValueError(f"RunConfig.init_from={self.init_from!r} must be a path (a run or a checkpoint) or ''")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,40 +174,84 @@ def to_dict(cfg: ExperimentConfig) -> dict[str, dict[str, Any]]:
     return json.loads(json.dumps(dataclasses.asdict(cfg)))
 
 
-# Fields msjax once had and no longer has, each with the value that made it a no-op: a
-# saved config (a checkpoint's, a run's config.json) holding that value loads as if the
-# field were absent, so runs saved before the removal still load; any other value raises.
-RETIRED_FIELDS: dict[tuple[str, str], Any] = {
-    ("imitation", "pass_mine_weight"): 0.0,  # removed 2026-12-05: no gain (docs/experiments/025-*)
+@dataclasses.dataclass(frozen=True)
+class Retired:
+    """A field msjax no longer has: a saved config holding it at ``no_op`` (the value that
+    made it do nothing, its former default) loads as if it were absent; any other value
+    raises, since the run cannot be reproduced. ``page``: the experiment that measured it."""
+
+    no_op: Any
+    page: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Renamed:
+    """A field msjax now calls ``to`` (in the same section): a saved config's value under
+    the old name loads under the new one."""
+
+    to: str
+
+
+_MINE_COUNT_PAGE = "docs/experiments/031-the-mine-count-in-the-observation-and-global-pooling.md"
+_EXACT_TARGETS_PAGE = "docs/experiments/075-exact-targets-and-training-time-symmetries-in-the-imitation.md"
+
+OLD_FIELDS: dict[tuple[str, str], Retired | Renamed] = {
+    ("imitation", "pass_mine_weight"): Retired(0.0, "docs/experiments/025-count-planes-in-the-observation.md"),
+    ("imitation", "hardest_states"): Retired(0, "docs/experiments/057-the-gradient-on-the-hardest-states.md"),
+    ("imitation", "augment_symmetries"): Retired(False, _EXACT_TARGETS_PAGE),
+    ("imitation", "mine_targets"): Retired("sampled", _EXACT_TARGETS_PAGE),
+    ("imitation", "guess_targets"): Retired("solver", _EXACT_TARGETS_PAGE),
+    ("imitation", "optimizer"): Retired("adamw", "docs/experiments/023-muon-on-the-kernels.md"),
+    ("env", "obs_density"): Retired(False, _MINE_COUNT_PAGE),
+    ("model", "global_pool_after"): Retired((), _MINE_COUNT_PAGE),
+    ("imitation", "solver_moves_per_label"): Retired(1, "docs/experiments/058-a-deeper-network-six-layers.md"),
+    ("ppo", "total_updates"): Renamed("num_updates"),
+    ("ppo", "steps_per_env"): Renamed("steps_per_update"),
 }
+"""Fields of configs saved by earlier msjax (a checkpoint's, a run's config.json), by
+``(section, field)``: what each is now. ``from_dict`` reads them so runs saved before a
+removal or a rename still load and resume."""
 
 
-def _drop_retired(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` of config section ``name`` without its ``RETIRED_FIELDS`` at their no-op value."""
-    kept = {}
+def _as_json(value: Any) -> Any:
+    """``value`` as JSON reads it back (tuples become lists), for comparing a saved value."""
+    return json.loads(json.dumps(value))
+
+
+def _current_fields(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` of config section ``name`` in today's field names: renamed fields under
+    their new names, retired fields at their no-op value dropped (``OLD_FIELDS``); a
+    retired field at any other value raises ``ValueError``."""
+    current = {}
     for key, value in values.items():
-        if (name, key) not in RETIRED_FIELDS:
-            kept[key] = value
-        elif value != RETIRED_FIELDS[name, key]:
-            raise ValueError(
-                f"{name}.{key}={value!r}: this setting was removed from msjax; only "
-                f"{RETIRED_FIELDS[name, key]!r} (its former default) can still be loaded"
-            )
-    return kept
+        old = OLD_FIELDS.get((name, key))
+        if isinstance(old, Renamed):
+            if old.to in values:
+                raise ValueError(f"{name}.{key} and {name}.{old.to} are one setting (its old and new name); give one")
+            current[old.to] = value
+        elif isinstance(old, Retired):
+            if _as_json(value) != _as_json(old.no_op):
+                raise ValueError(
+                    f"{name}.{key}={value!r}: this msjax no longer has this setting (measured and removed: "
+                    f"{old.page}); only runs saved with {old.no_op!r}, its former default, still load"
+                )
+        else:
+            current[key] = value
+    return current
 
 
 def from_dict(data: dict[str, dict[str, Any]]) -> ExperimentConfig:
     """Inverse of ``to_dict``; unknown sections or fields raise ``ValueError``.
 
-    Fields missing from ``data`` take their defaults; ``RETIRED_FIELDS`` at their former
-    defaults are dropped.
+    Fields missing from ``data`` take their defaults; fields of earlier msjax
+    (``OLD_FIELDS``) are read under today's names.
     """
     unknown = set(data) - set(SECTION_TYPES)
     if unknown:
         raise ValueError(f"unknown config sections {sorted(unknown)}; valid: {list(SECTION_TYPES)}")
     sections = {}
     for name, section_type in SECTION_TYPES.items():
-        values = _drop_retired(name, dict(data.get(name, {})))
+        values = _current_fields(name, dict(data.get(name, {})))
         hints = _field_types(section_type)
         unknown = set(values) - set(hints)
         if unknown:

@@ -214,8 +214,8 @@ def restore_checkpoint(
                 f"checkpoint {info.path} is from the {info.stage} stage, which this config does not run ({names})"
             )
         stage = stages[names.index(info.stage)]
-        if info.update > stage.total_updates:
-            target, field = stage.total_updates, stage.spec.setting(stage.spec.target_field)
+        if info.update > stage.num_updates:
+            target, field = stage.num_updates, stage.spec.setting("num_updates")
             raise checkpoint_lib.CheckpointError(
                 f"checkpoint {info.path} is at {info.stage} update {info.update}, past this run's "
                 f"{field}={target}; set --config.{field} to at least {info.update}"
@@ -266,7 +266,7 @@ def shaping_changes(stored: dict[str, Any], saved: ExperimentConfig, cfg: Experi
 def where_in_run(stage: StageInfo, update: int) -> str:
     """``"ppo update 4/10, 5,120 env steps"``: how far a run got in ``stage``."""
     env_steps = stage.first_env_step + update * stage.env_steps_per_update
-    return f"{stage.name} update {update}/{stage.total_updates}, {env_steps:,} env steps"
+    return f"{stage.name} update {update}/{stage.num_updates}, {env_steps:,} env steps"
 
 
 def finished_run(run_dir: Path, cfg: ExperimentConfig, stages: Sequence[StageInfo]) -> tuple[str, dict] | None:
@@ -287,7 +287,7 @@ def finished_run(run_dir: Path, cfg: ExperimentConfig, stages: Sequence[StageInf
         step = checkpoints.latest_step
         info = checkpoints.info(step)
         final = runfiles.read_json(final_path)
-        if (info.stage, info.update) != (last.name, last.total_updates) or Path(final["checkpoint"]).name != str(step):
+        if (info.stage, info.update) != (last.name, last.num_updates) or Path(final["checkpoint"]).name != str(step):
             return None
         checkpoint_lib.check_compatible(info.config, cfg)
         checkpoints.restore(step, last.spec.abstract_state(cfg))  # intact, or DamagedCheckpoint

@@ -32,7 +32,7 @@ class StageInfo(Protocol):
 
     spec: StageSpec
     name: str
-    total_updates: int
+    num_updates: int
     first_step: int
     first_env_step: int
     env_steps_per_update: int
@@ -244,7 +244,7 @@ class Progress:
         self._printing = printing
         self._interactive = sys.stdout.isatty() if interactive is None else interactive
         self._plain = enabled and printing and not self._interactive
-        total = sum(stage.total_updates for stage in stages)
+        total = sum(stage.num_updates for stage in stages)
         disable = not (enabled and self._interactive)
         # The bar's frames go to the terminal, never into a TextLog.
         terminal = getattr(sys.stderr, "terminal", sys.stderr)
@@ -262,7 +262,7 @@ class Progress:
         self._bar.update(updates)
         env_steps = stage.first_env_step + update * stage.env_steps_per_update
         steps_per_second = updates * stage.env_steps_per_update / max(seconds, 1e-9)
-        if self._plain and update == stage.total_updates:
+        if self._plain and update == stage.num_updates:
             self._line(
                 f"{stage.name} done: {update} updates, {env_steps:.3g} env steps, {steps_per_second:.3g} steps/s"
             )
@@ -277,7 +277,7 @@ class Progress:
         the longest) gets a line."""
         text = f"{stage.name} update {update}: evaluating on {episodes} games"
         self._bar.set_postfix_str(text, refresh=True)
-        if self._plain and update == stage.total_updates:
+        if self._plain and update == stage.num_updates:
             self._line(text)
 
     def evaluated(self, stage: StageInfo, update: int, results: dict[str, Any]) -> None:

@@ -90,16 +90,16 @@ class Stage:
 
     Attributes:
       spec: the stage (its name, config fields, state and chunk).
-      total_updates: updates the stage runs.
+      num_updates: updates the stage runs.
       first_step: checkpoint step of the stage's update 0 (steps count across stages).
       first_env_step: environment steps taken before the stage.
       env_steps_per_update: games x steps per update.
       init: ``params or None -> state``, the stage's fresh state, placed on the mesh.
-      make_chunk: ``num_updates -> (state -> (state, metrics))``, compiled for the mesh.
+      make_chunk: ``chunk_updates -> (state -> (state, metrics))``, compiled for the mesh.
     """
 
     spec: StageSpec
-    total_updates: int
+    num_updates: int
     first_step: int
     first_env_step: int
     env_steps_per_update: int
@@ -115,13 +115,13 @@ class Stage:
 _CHUNKS: dict[tuple, Callable] = {}
 
 
-def compiled_chunk(spec: StageSpec, cfg: ExperimentConfig, num_updates: int, mesh: Mesh) -> Callable:
-    """``spec``'s chunk of ``num_updates`` updates under ``cfg``, compiled for ``mesh``;
+def compiled_chunk(spec: StageSpec, cfg: ExperimentConfig, chunk_updates: int, mesh: Mesh) -> Callable:
+    """``spec``'s chunk of ``chunk_updates`` updates under ``cfg``, compiled for ``mesh``;
     once per process for each program (the sections the stage reads) and length."""
-    key = (spec, spec.program_config(cfg), num_updates, mesh)
+    key = (spec, spec.program_config(cfg), chunk_updates, mesh)
     if key not in _CHUNKS:
-        chunk = spec.chunk_fn(cfg, num_updates)
-        _CHUNKS[key] = distributed.jit_chunk(chunk, spec.abstract_state(cfg), mesh, spec.setting(spec.games_field))
+        chunk = spec.chunk_fn(cfg, chunk_updates)
+        _CHUNKS[key] = distributed.jit_chunk(chunk, spec.abstract_state(cfg), mesh, spec.setting("num_envs"))
     return _CHUNKS[key]
 
 
@@ -131,22 +131,22 @@ def make_stages(cfg: ExperimentConfig, mesh: Mesh) -> list[Stage]:
     they do not split evenly)."""
     specs = stages_lib.run_stages(cfg)
     for spec in specs:
-        distributed.check_divides(spec.setting(spec.games_field), spec.num_games(cfg), mesh)
+        distributed.check_divides(spec.setting("num_envs"), spec.config(cfg).num_envs, mesh)
     keys = stages_lib.stage_keys(cfg.run.seed)
     stages, done_updates, done_env_steps = [], 0, 0
     for spec in specs:
         stage = Stage(
             spec=spec,
-            total_updates=spec.total_updates(cfg),
+            num_updates=spec.config(cfg).num_updates,
             first_step=done_updates,
             first_env_step=done_env_steps,
-            env_steps_per_update=spec.env_steps_per_update(cfg),
+            env_steps_per_update=spec.config(cfg).env_steps_per_update,
             init=functools.partial(_init_placed, spec, keys[spec.name], cfg, mesh),
             make_chunk=functools.partial(compiled_chunk, spec, cfg, mesh=mesh),
         )
         stages.append(stage)
-        done_updates += stage.total_updates
-        done_env_steps += stage.total_updates * stage.env_steps_per_update
+        done_updates += stage.num_updates
+        done_env_steps += stage.num_updates * stage.env_steps_per_update
     return stages
 
 
@@ -163,7 +163,7 @@ def check_memory(stages: list[Stage], cfg: ExperimentConfig) -> None:
     if limit is None:
         return
     for stage in stages:
-        chunk = stage.make_chunk(min(cfg.run.chunk_updates, stage.total_updates))
+        chunk = stage.make_chunk(min(cfg.run.chunk_updates, stage.num_updates))
         figures = memory_lib.compiled_memory(stage.name, chunk.lower(stage.spec.abstract_state(cfg)))
         memory_lib.check_fits(figures, limit, stage.spec, cfg)
 
@@ -229,7 +229,7 @@ def run_stage(
             state, results = evaluate_checkpoint(stage, state, ctx, episodes)
         except EvaluationStopped:
             raise _stopped_in_evaluation(stage, state, ctx) from None
-    while update < stage.total_updates:
+    while update < stage.num_updates:
         state, results, update = _run_chunk(stage, state, update, ctx, eval_episodes_at_end)
         if ctx.stop.requested():
             raise RunStopped(_save_on_stop(stage, state, ctx), ctx.stop.exit_code())
@@ -243,17 +243,17 @@ def _run_chunk(
     state, the evaluation (or None) and the update reached."""
     unwritten = None
     try:
-        num_updates = min(ctx.cfg.run.chunk_updates, stage.total_updates - update)
+        chunk_updates = min(ctx.cfg.run.chunk_updates, stage.num_updates - update)
         started = time.perf_counter()
         # Rebind at once: the chunk donates its input, so the old state is gone.
-        state, metrics = stage.make_chunk(num_updates)(state)
+        state, metrics = stage.make_chunk(chunk_updates)(state)
         unwritten = (update, metrics)
         metrics = distributed.host_value(metrics)
         ctx.writer.write_updates(stage, update, metrics)
         unwritten = None
         divergence.check_chunk(stage.spec, update, metrics, state.params, ctx.checkpoints, ctx.cfg)
         update_after = int(distributed.host_value(state.update))
-        ctx.progress.chunk_done(stage, update_after, num_updates, time.perf_counter() - started)
+        ctx.progress.chunk_done(stage, update_after, chunk_updates, time.perf_counter() - started)
         state, results = after_chunk(stage, state, update, ctx, eval_episodes_at_end)
     except EvaluationStopped:
         raise _stopped_in_evaluation(stage, state, ctx) from None
@@ -282,7 +282,7 @@ def after_chunk(
     a long evaluation loses no update (``evaluate_checkpoint``). Returns the state (its
     curriculum advanced by a promotion) and the evaluation, if any."""
     run_cfg, update = ctx.cfg.run, int(distributed.host_value(state.update))
-    at_end = update == stage.total_updates
+    at_end = update == stage.num_updates
     evaluates = at_end or _crossed(previous, update, run_cfg.eval_every_updates)
     if evaluates or _crossed(previous, update, run_cfg.checkpoint_every_updates):
         step = stage.first_step + update
@@ -296,7 +296,7 @@ def after_chunk(
 def _evaluation_games(stage: Stage, update: int, ctx: RunContext, eval_episodes_at_end: int) -> int:
     """The games of the evaluation at ``update``: ``eval_episodes_at_end`` at the stage's
     last update, else ``run.eval_episodes``."""
-    return eval_episodes_at_end if update == stage.total_updates else ctx.cfg.run.eval_episodes
+    return eval_episodes_at_end if update == stage.num_updates else ctx.cfg.run.eval_episodes
 
 
 def evaluate_checkpoint(stage: Stage, state: Any, ctx: RunContext, episodes: int) -> tuple[Any, dict]:

@@ -77,16 +77,16 @@ def compiled_memory(stage: str, lowered: Any) -> ChunkMemory:
 
 
 def chunk_memory(
-    cfg: ExperimentConfig, num_updates: int | None = None, on_stage: Callable[[int], None] | None = None
+    cfg: ExperimentConfig, chunk_updates: int | None = None, on_stage: Callable[[int], None] | None = None
 ) -> list[ChunkMemory]:
-    """Each stage's chunk of ``num_updates`` updates (default ``run.chunk_updates``),
+    """Each stage's chunk of ``chunk_updates`` updates (default ``run.chunk_updates``),
     compiled for one device of the current backend, in the run's order
     (``stages.run_stages``); ``on_stage(1)``, when given, is called as each stage's
     compile ends."""
-    num_updates = cfg.run.chunk_updates if num_updates is None else num_updates
+    chunk_updates = cfg.run.chunk_updates if chunk_updates is None else chunk_updates
     figures = []
     for stage in stages_lib.run_stages(cfg):
-        lowered = distributed.jit_chunk(stage.chunk_fn(cfg, num_updates)).lower(stage.abstract_state(cfg))
+        lowered = distributed.jit_chunk(stage.chunk_fn(cfg, chunk_updates)).lower(stage.abstract_state(cfg))
         figures.append(compiled_memory(stage.name, lowered))
         if on_stage is not None:
             on_stage(1)
@@ -118,8 +118,8 @@ def check_fits(
         return
     setting, current = "the batch sizes", ""
     if stage is not None:
-        setting = stage.setting(stage.microbatch_field)
-        current = f" (now {stage.microbatch_size(cfg) or 'off'})" if cfg is not None else ""
+        setting = stage.setting("microbatch_size")
+        current = f" (now {stage.config(cfg).microbatch_size or 'off'})" if cfg is not None else ""
     raise DoesNotFit(
         f"the {memory.stage} chunk needs {memory.total_bytes / GIB:.2f} GiB of device memory "
         f"(state {memory.argument_bytes / GIB:.2f} GiB in, {memory.output_bytes / GIB:.2f} GiB out, "

@@ -80,7 +80,7 @@ def run_summary(run_dir: Path) -> dict[str, Any]:
     summary = {
         "run": run_dir.name,
         "board": board_of(cfg.env),
-        "stages": {stage.name: stage.total_updates(cfg) for stage in stages_lib.run_stages(cfg)},
+        "stages": {stage.name: stage.config(cfg).num_updates for stage in stages_lib.run_stages(cfg)},
         "init_from": cfg.run.init_from,
         "seed": cfg.run.seed,
         "env_steps": int(max((row.get("env_steps", 0) for row in rows), default=0)),

@@ -20,7 +20,6 @@ import optax
 
 from msjax import distributed, losses, solver
 from msjax import env as ms_env
-from msjax.solver.grid import in_chunks, player_view
 
 
 def per_game(board_weights: jax.Array, num_games: int) -> jax.Array:
@@ -65,28 +64,6 @@ def _forced_moves(env_cfg, solver_cfg, env_states):
 def forced_moves(env_states: ms_env.EnvState, env_cfg: ms_env.EnvConfig, solver_cfg: solver.SolverConfig) -> Any:
     """``solver.batch_forced_moves`` of ``N`` games, per device."""
     return distributed.per_device(functools.partial(_forced_moves, env_cfg, solver_cfg))(env_states)
-
-
-def _exact_analysis(env_states, need):
-    views = tuple(player_view(env_states))  # (revealed, counts, mine_count), as exact_analysis takes them
-    num_games, height, width = env_states.revealed.shape
-    nothing = solver.ExactAnalysis(
-        mine_prob=jnp.zeros((num_games, height, width), jnp.float32),
-        safe=jnp.zeros((num_games, height, width), bool),
-        mines=jnp.zeros((num_games, height, width), bool),
-        exact=jnp.zeros(num_games, bool),
-        inconsistent=jnp.zeros(num_games, bool),
-        log_layouts=jnp.full(num_games, -jnp.inf, jnp.float32),
-    )
-    analyse = lambda views: solver.exact_analysis(*views)  # noqa: E731
-    return in_chunks(need, max(1, num_games // 4), analyse, views, nothing, axis=0)
-
-
-def exact_analyses(env_states: ms_env.EnvState, need: jax.Array) -> solver.ExactAnalysis:
-    """``solver.exact_analysis`` (default limits) of the views of the ``N`` games where
-    ``need`` (bool[N]) holds, gathered a quarter of the batch at a time, per device; the
-    others come back not ``exact``, their probabilities 0."""
-    return distributed.per_device(_exact_analysis)(env_states, need)
 
 
 def random_first_clicks(

@@ -33,6 +33,7 @@ import numpy as np
 from flax import struct
 
 from msjax import env as ms_env
+from msjax.checks import BOOL, check_fields, ints, numbers, tuple_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,22 +60,12 @@ class CurriculumConfig:
     eval_mines: tuple[int, ...] = ()
 
     def __post_init__(self):
-        if not isinstance(self.enabled, bool):
-            raise ValueError(f"CurriculumConfig.enabled={self.enabled!r} must be a bool")
-        if not isinstance(self.promote_at, tuple) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and 0.0 <= x <= 1.0 for x in self.promote_at
-        ):
-            raise ValueError(
-                f"CurriculumConfig.promote_at={self.promote_at!r} must be a tuple of win rates in [0, 1]"
-            )
-        if not isinstance(self.eval_mines, tuple) or not all(
-            isinstance(x, int) and not isinstance(x, bool) for x in self.eval_mines
-        ):
-            raise ValueError(f"CurriculumConfig.eval_mines={self.eval_mines!r} must be a tuple of ints")
-        for name in ("replay_fraction", "preview_fraction"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-                raise ValueError(f"CurriculumConfig.{name}={value!r} must be in [0, 1)")
+        check_fields(self, (
+            (BOOL, ("enabled",)),
+            (tuple_of(numbers(0, 1).noted("a win rate")), ("promote_at",)),
+            (tuple_of(ints()), ("eval_mines",)),
+            (numbers(0, 1, high_open=True), ("replay_fraction", "preview_fraction")),
+        ))
         if self.replay_fraction + self.preview_fraction >= 1.0:
             raise ValueError(
                 f"CurriculumConfig.replay_fraction + preview_fraction = "

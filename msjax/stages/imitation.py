@@ -19,18 +19,9 @@ update on the states of that update (``losses.imitation_loss``):
 * **mine head**: the true mines of every state whose mines are placed, a binary
   cross-entropy over its hidden cells, weighted by ``aux_mine_weight``.
 
-With the exact analysis on the device (``solver.exact_analysis``) the teacher can be
-exact instead: ``guess_targets="safest"`` makes the guess label the set of cells of
-lowest exact mine probability (learnt like the forced-safe set), and
-``mine_targets="exact"`` makes the mine head's target each cell's exact probability, on
-every view within the analysis' limits (flagged views keep the solver's move and the
-sampled mines). ``augment_symmetries`` sends each state through a random symmetry of the
-board. What each is worth on configs/small.py: docs/experiments/075-*, "Exact targets and
-training-time symmetries in the imitation stage".
-
 Each update plays and labels (``play_and_label``, a ``lax.scan`` of
 ``steps_per_update`` steps), then takes the gradient step (``update_network``);
-``imitation_chunk_fn`` chains ``num_updates`` of them in an outer ``lax.scan``. With one
+``imitation_chunk_fn`` chains ``chunk_updates`` of them in an outer ``lax.scan``. With one
 step an update and every state in the gradient (``ImitationConfig.forward_is_shared``, the
 CPU configs) the learner plays with the logits of the gradient's own forward pass
 (``learn_and_play``): the same update, one network pass fewer. The
@@ -57,7 +48,6 @@ from msjax import losses, models, optimizers
 from msjax.losses import Labelled
 from msjax.models import masked_logits
 from msjax.stages import batchplay
-from msjax.stages.gradient_states import augment_with_symmetries, hardest
 from msjax.stages.imitation_config import SURVIVAL_TOLERANCE, ImitationConfig  # noqa: F401 (exported)
 from msjax.stages.spec import StageSpec
 
@@ -88,11 +78,11 @@ class ImitationState:
 
 @functools.lru_cache(maxsize=32)
 def make_optimizer(il_cfg: ImitationConfig) -> optax.GradientTransformation:
-    """Global-norm clipping then ``il_cfg.optimizer`` (AdamW or Muon), cosine-decayed over
+    """Global-norm clipping then AdamW, cosine-decayed over
     the stage when ``anneal_lr``; built once per config, for the state's initialisation and
     the chunk alike."""
     schedule = optimizers.lr_schedule(il_cfg.lr, il_cfg.num_updates, il_cfg.anneal_lr)
-    return optimizers.clipped_optimizer(il_cfg.optimizer, schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
+    return optimizers.clipped_adamw(schedule, il_cfg.max_grad_norm, il_cfg.weight_decay)
 
 
 def init_imitation_state(
@@ -123,25 +113,19 @@ _mask_games = jax.vmap(ms_env.action_mask, in_axes=(0, None))
 def play_and_label(
     env_states: ms_env.EnvState, key: jax.Array, params: Any, apply_fn: losses.ApplyFn,
     env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
-) -> tuple[ms_env.EnvState, jax.Array, Labelled, tuple[jax.Array, jax.Array], Any]:
+) -> tuple[ms_env.EnvState, jax.Array, Labelled, tuple[jax.Array, jax.Array]]:
     """One step of every game, played by the solver or (the first ``num_learner_games``
     games) by the network; the states before the step labelled by the solver.
 
-    Returns ``(next env_states, next key, Labelled [N, ...], (finished, won), outputs)``:
+    Returns ``(next env_states, next key, Labelled [N, ...], (finished, won))``:
     ``(finished, won)`` int32[2] each, games finished and won at this step by the solver's
-    games and by the learner's; ``outputs`` the network's ``(logits, mine_logits)`` on the
-    states when ``il_cfg.hardest_states`` chooses among them, else None. The solver and the
-    game step run per device (``batchplay``). ``label_states`` then ``finish_step``, the
-    learner's moves between them.
+    games and by the learner's. The solver and the game step run per device
+    (``batchplay``). ``label_states`` then ``finish_step``, the learner's moves between them.
     """
     labelled_step = label_states(env_states, key, env_cfg, il_cfg)
-    outputs = None
-    if il_cfg.hardest_states:  # the network on every state: the choice of states reads it
-        logits, _, mine_logits = apply_fn(params, labelled_step.labelled.obs)
-        outputs = (logits, mine_logits)
-    action = chosen_moves(labelled_step, outputs[0] if outputs else None, params, apply_fn, il_cfg)
+    action = chosen_moves(labelled_step, None, params, apply_fn, il_cfg)
     env_states, outcome = finish_step(labelled_step, action, env_cfg, il_cfg)
-    return env_states, labelled_step.key, labelled_step.labelled, outcome, outputs
+    return env_states, labelled_step.key, labelled_step.labelled, outcome
 
 
 @flax.struct.dataclass
@@ -151,9 +135,7 @@ class LabelledStep:
     Attributes:
       env_states: ``EnvState [N]``, the labelled states (the games to move);
       key: the PRNG key after this step's draws; learner_key: the learner's draw's key;
-      labelled: ``Labelled [N, ...]``; solver_action: int32[N], the playing solver's moves;
-      unlabelled_outcome: ``(finished, won)`` int32[2] each, of the solver's unlabelled moves
-        before the labelled ones (``advance_solver_games``).
+      labelled: ``Labelled [N, ...]``; solver_action: int32[N], the playing solver's moves.
     """
 
     env_states: ms_env.EnvState
@@ -161,18 +143,14 @@ class LabelledStep:
     learner_key: jax.Array
     labelled: Labelled
     solver_action: jax.Array
-    unlabelled_outcome: tuple[jax.Array, jax.Array]
 
 
 def label_states(
     env_states: ms_env.EnvState, key: jax.Array, env_cfg: ms_env.EnvConfig, il_cfg: ImitationConfig,
 ) -> LabelledStep:
-    """The solver's games advanced by their unlabelled moves, the random first clicks
-    made, then every game's state labelled by the solver (``play_and_label``'s first half:
-    nothing here reads the network)."""
+    """The random first clicks made, then every game's state labelled by the solver
+    (``play_and_label``'s first half: nothing here reads the network)."""
     num_games, num_cells = il_cfg.num_envs, env_cfg.num_cells
-    by_learner = jnp.arange(num_games) < il_cfg.num_learner_games
-    env_states, key, unlabelled_outcome = advance_solver_games(env_states, key, by_learner, env_cfg, il_cfg)
     share = il_cfg.random_first_click_share  # opened before anyone plays them: never a labelled move
     env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg)
     key, solver_key, learner_key = jax.random.split(key, 3)
@@ -185,30 +163,18 @@ def label_states(
     no_flags = jnp.zeros_like(forced_safe_cells)
     placed = env_states.first_click_done & ~env_states.done
     forced_mine_cells = (forced.mines & hidden & placed[:, None, None]).reshape(num_games, num_cells)
-    teacher_moves = jax.nn.one_hot(solver_action, 2 * num_cells, dtype=bool)
-    mine_target = env_states.mine_mask  # bool; float32 with exact targets
-    if il_cfg.needs_exact_analysis:  # the states whose labels read it, alone
-        need = placed & ((il_cfg.mine_targets == "exact") | ~jnp.any(forced_safe_cells, axis=1))
-        analysis = batchplay.exact_analyses(env_states, need)
-        exact = analysis.exact  # False where not needed
-        if il_cfg.mine_targets == "exact":
-            mine_target = jnp.where(exact[:, None, None], analysis.mine_prob, mine_target)
-        if il_cfg.guess_targets == "safest":
-            safest = safest_cells(analysis.mine_prob, hidden).reshape(num_games, num_cells)
-            safest = jnp.concatenate([safest, no_flags], axis=1)
-            teacher_moves = jnp.where(exact[:, None], safest, teacher_moves)
     labelled = Labelled(
         obs=_observe_games(env_states, env_cfg),
         action_mask=_mask_games(env_states, env_cfg),
         forced_safe=jnp.concatenate([forced_safe_cells, no_flags], axis=1),
         forced_mines=jnp.concatenate([forced_mine_cells, no_flags], axis=1),
-        teacher_moves=teacher_moves,
+        teacher_moves=jax.nn.one_hot(solver_action, 2 * num_cells, dtype=bool),
         has_guess_label=~env_states.done,
         is_opening=~env_states.first_click_done & ~env_states.done,
-        mine_target=mine_target,
+        mine_target=env_states.mine_mask,
         mine_label_mask=hidden & placed[:, None, None],
     )
-    return LabelledStep(env_states, key, learner_key, labelled, solver_action, unlabelled_outcome)
+    return LabelledStep(env_states, key, learner_key, labelled, solver_action)
 
 
 def chosen_moves(
@@ -233,41 +199,7 @@ def finish_step(
     by_learner = jnp.arange(il_cfg.num_envs) < il_cfg.num_learner_games
     env_states, _, done, info = batchplay.step_games(step.env_states, action, env_cfg)
     games = jnp.stack([done & ~by_learner, done & by_learner])  # [solver, learner] x games
-    outcome = (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
-    return env_states, jax.tree.map(jnp.add, outcome, step.unlabelled_outcome)
-
-
-def advance_solver_games(
-    env_states: ms_env.EnvState, key: jax.Array, by_learner: jax.Array, env_cfg: ms_env.EnvConfig,
-    il_cfg: ImitationConfig,
-) -> tuple[ms_env.EnvState, jax.Array, tuple[jax.Array, jax.Array]]:
-    """The solver's games (``~by_learner``, bool[N]) moved ``solver_moves_per_label - 1``
-    times by the playing solver, unlabelled; the learner's games left as they are.
-
-    Returns ``(env_states, next key, (finished, won))``, the last int32[2] each as in
-    ``play_and_label`` (the learner's entries 0). With ``solver_moves_per_label`` 1 the
-    games and ``key`` come back untouched (no key is drawn).
-    """
-    nothing = (jnp.zeros(2, jnp.int32), jnp.zeros(2, jnp.int32))
-    if il_cfg.solver_moves_per_label == 1:
-        return env_states, key, nothing
-    share = il_cfg.random_first_click_share
-
-    def solver_move(carry, _):
-        states, key, (finished, won) = carry
-        states, key = batchplay.random_first_clicks(states, key, share, env_cfg)
-        key, solver_key = jax.random.split(key)
-        keys = jax.random.split(solver_key, il_cfg.num_envs)
-        action, _ = batchplay.solver_moves(states, keys, env_cfg, il_cfg.play_solver)
-        moved, _, done, info = batchplay.step_games(states, action, env_cfg)
-        done = done & ~by_learner
-        finished = finished.at[0].add(jnp.sum(done, dtype=jnp.int32))
-        won = won.at[0].add(jnp.sum(done & info["won"], dtype=jnp.int32))
-        return (ms_env.select_games(by_learner, states, moved), key, (finished, won)), None
-
-    carry = (env_states, key, nothing)
-    (env_states, key, outcome), _ = jax.lax.scan(solver_move, carry, None, il_cfg.solver_moves_per_label - 1)
-    return env_states, key, outcome
+    return env_states, (jnp.sum(games, axis=1), jnp.sum(games & info["won"], axis=1))
 
 
 def learner_moves(
@@ -284,19 +216,6 @@ def learner_moves(
     rows = masked_logits(logits[:num_learner_games], action_mask[:num_learner_games])
     all_rows = jnp.zeros(action_mask.shape, rows.dtype).at[:num_learner_games].set(rows)
     return jax.random.categorical(key, all_rows)[:num_learner_games].astype(jnp.int32)
-
-
-SAFEST_TOLERANCE = 1e-4
-"""Mine probabilities this close to a view's lowest count as equally safe (float32 noise of
-the exact analysis' logs is ~1e-5: ``solver.lookahead``'s tie tolerance)."""
-
-
-def safest_cells(mine_prob: jax.Array, hidden: jax.Array) -> jax.Array:
-    """bool[N, H, W]: the hidden cells whose mine probability (float32[N, H, W]) is within
-    ``SAFEST_TOLERANCE`` of the lowest of their board's hidden cells."""
-    risk = jnp.where(hidden, mine_prob, jnp.inf)
-    lowest = jnp.min(risk, axis=(1, 2), keepdims=True)
-    return hidden & (risk <= lowest + SAFEST_TOLERANCE)
 
 
 def flatten_games(x: jax.Array) -> jax.Array:
@@ -359,20 +278,18 @@ def learn_and_play(
 
 
 def imitation_chunk_fn(
-    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, num_updates: int
+    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, chunk_updates: int
 ) -> ChunkFn:
-    """The (unjitted) ``ImitationState -> (ImitationState, metrics)`` of ``num_updates``
+    """The (unjitted) ``ImitationState -> (ImitationState, metrics)`` of ``chunk_updates``
     updates; ``make_imitation_chunk`` or ``distributed.jit_chunk`` compile it.
 
-    ``metrics`` maps each name to float32[num_updates]: loss, policy_ce, guess_ce,
+    ``metrics`` maps each name to float32[chunk_updates]: loss, policy_ce, guess_ce,
     opening_ce, mine_bce, proven_mine_ce, few_proofs_ce, proof_bce, policy_accuracy, forced_fraction,
     grad_norm, solver_win_rate and learner_win_rate (games won / finished in the update on
-    the games the solver, resp. the network, plays; -1 if none finished); with
-    ``hardest_states`` also hardest_loss_share (``hardest``), the loss figures then those
-    of all the update's states and grad_norm that of the gradient on the chosen ones.
+    the games the solver, resp. the network, plays; -1 if none finished).
     """
-    if not isinstance(num_updates, int) or num_updates < 1:
-        raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
+    if not isinstance(chunk_updates, int) or chunk_updates < 1:
+        raise ValueError(f"chunk_updates={chunk_updates!r} must be an int >= 1")
     if model_cfg.carry_beliefs and il_cfg.belief_carry_problem():
         raise ValueError(f"model.carry_beliefs=True needs {il_cfg.belief_carry_problem()}")
     apply_fn = models.make_model(model_cfg).apply
@@ -386,24 +303,15 @@ def imitation_chunk_fn(
             return finish_update(state, params, opt_state, metrics, env_states, key, finished, won, beliefs)
         # PLAY THE GAMES (SOLVER OR LEARNER) AND LABEL EVERY STATE WITH THE SOLVER
         def play_step(carry, _):
-            env_states, key, labelled, outcome, outputs = play_and_label(
-                *carry, state.params, apply_fn, env_cfg, il_cfg
-            )
-            return (env_states, key), (labelled, outcome, outputs)
+            env_states, key, labelled, outcome = play_and_label(*carry, state.params, apply_fn, env_cfg, il_cfg)
+            return (env_states, key), (labelled, outcome)
 
-        (env_states, key), (labelled, (finished, won), outputs) = jax.lax.scan(
+        (env_states, key), (labelled, (finished, won)) = jax.lax.scan(
             play_step, (state.env_states, state.key), None, il_cfg.steps_per_update
         )
         labelled = jax.tree.map(flatten_games, labelled)
-        if il_cfg.hardest_states:  # the gradient on the states the network gets most wrong
-            labelled, batch_metrics = hardest(labelled, jax.tree.map(flatten_games, outputs), il_cfg)
-        if il_cfg.augment_symmetries:  # a key drawn only then: runs without it are unchanged
-            key, augment_key = jax.random.split(key)
-            labelled = augment_with_symmetries(labelled, augment_key, env_cfg.H, env_cfg.W)
         # UPDATE NETWORK
         params, opt_state, metrics = update_network(state, labelled, apply_fn, optimizer, il_cfg)
-        if il_cfg.hardest_states:  # log the whole batch's figures, comparable across configs
-            metrics = {**metrics, **batch_metrics}
         finished, won = jnp.sum(finished, axis=0), jnp.sum(won, axis=0)
         return finish_update(state, params, opt_state, metrics, env_states, key, finished, won)
 
@@ -420,16 +328,16 @@ def imitation_chunk_fn(
         return next_state, metrics
 
     def imitation_chunk(state: ImitationState) -> tuple[ImitationState, dict[str, jax.Array]]:
-        return jax.lax.scan(imitation_update, state, None, num_updates)
+        return jax.lax.scan(imitation_update, state, None, chunk_updates)
 
     return imitation_chunk
 
 
 def make_imitation_chunk(
-    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, num_updates: int
+    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, il_cfg: ImitationConfig, chunk_updates: int
 ) -> ChunkFn:
     """``imitation_chunk_fn`` jitted for one device, its input state donated."""
-    return distributed.jit_chunk(imitation_chunk_fn(env_cfg, model_cfg, il_cfg, num_updates))
+    return distributed.jit_chunk(imitation_chunk_fn(env_cfg, model_cfg, il_cfg, chunk_updates))
 
 
 # ----------------------------------------------------------------------------- the stage
@@ -449,9 +357,9 @@ def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> ImitationS
     return init_imitation_state(key, imitation_env(cfg.env), cfg.model, cfg.imitation, params=params)
 
 
-def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
+def stage_chunk_fn(cfg: Any, chunk_updates: int) -> ChunkFn:
     """``imitation_chunk_fn`` for an experiment config."""
-    return imitation_chunk_fn(imitation_env(cfg.env), cfg.model, cfg.imitation, num_updates)
+    return imitation_chunk_fn(imitation_env(cfg.env), cfg.model, cfg.imitation, chunk_updates)
 
 
 STAGE = StageSpec(
@@ -459,11 +367,6 @@ STAGE = StageSpec(
     section="imitation",
     init_state=init_stage_state,
     chunk_fn=stage_chunk_fn,
-    enabled=lambda cfg: cfg.imitation.enabled,
-    target_field="num_updates",
-    games_field="num_envs",
-    steps_field="steps_per_update",
-    microbatch_field="microbatch_size",
     reads=("env", "model", "imitation"),
 )
 """The imitation stage: before PPO when ``imitation.enabled``, on a board mix's first board."""

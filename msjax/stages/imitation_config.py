@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from msjax import losses, optimizers, solver
-from msjax.checks import check_fields
+from msjax import losses, solver
+from msjax.checks import check_fields, int_in
+from msjax.stages.spec import StageConfig, check_stage_fields
 
 
 @dataclasses.dataclass(frozen=True)
-class ImitationConfig:
-    """The imitation stage.
+class ImitationConfig(StageConfig):
+    """The imitation stage. The shared fields of a stage are ``StageConfig``'s; what they
+    mean here:
 
     Attributes:
       enabled: run the stage before PPO.
@@ -20,14 +22,6 @@ class ImitationConfig:
       steps_per_update: solver steps per gradient step; each update trains on
         ``num_envs * steps_per_update`` states.
       num_updates: gradient steps of the whole stage (also the cosine-decay horizon).
-      lr: peak learning rate, > 0.
-      weight_decay: decoupled weight decay (times the learning rate), >= 0.
-      optimizer: ``"adamw"`` or ``"muon"`` (``optimizers.clipped_optimizer``: Muon's
-        orthogonalised momentum on the 3x3 kernels, scaled to AdamW's update size, Nesterov
-        AdamW on the rest).
-      max_grad_norm: global gradient-norm clip, > 0.
-      anneal_lr: cosine-decay the learning rate to 0 over ``num_updates``.
-      aux_mine_weight: weight (lambda) of the mine head's BCE, >= 0.
       proven_mine_weight: weight of ``-log(1 - P(reveal a proven mine))`` on the states
         where the label layers (``label_max_layer``) prove some hidden cell a mine, >= 0
         (0, the default: nothing keeps the policy off them but the other labels).
@@ -60,30 +54,15 @@ class ImitationConfig:
         shrink by ``num_envs * steps_per_update / microbatch_size``. A divisor of
         ``num_envs * steps_per_update``; 0, or that many or more: all at once.
       random_first_click_share: share of new games opened at a uniformly random cell
-        before anyone plays them (``batchplay.random_first_clicks``), in [0, 1]; the
-        rest open where their player clicks (the solver at ``solver.first_click``). Off
-        by default: measured worse on configs/small.py (docs/experiments/042-*).
+        before anyone plays them; the rest open where their player clicks (the solver at
+        ``solver.first_click``).
       solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
         (belief propagation) or ``"exact"``: the playing solver guesses on exact
         probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
         safe is a label (``msjax.solver.exact``).
-      mine_targets: the mine head's target: ``"sampled"``, the true mines of the game (one
-        layout drawn from those the view allows: a noisy target whose mean is the exact
-        probability), or ``"exact"``, the exact mine probability of each hidden cell
-        (``solver.exact_analysis`` of every labelled state; the true mines where the view
-        is flagged, beyond the analysis' limits).
-      guess_targets: the teacher's move on states without a forced-safe label: ``"solver"``,
-        the playing solver's move, or ``"safest"``, the set of hidden cells whose exact mine
-        probability is within ``SAFEST_TOLERANCE`` of the lowest (the cells the exact
-        analysis proves safe, where it proves any), learnt as a set like the forced-safe
-        cells; the solver's move where the view is flagged, and its first click before
-        the first reveal.
-      augment_symmetries: each labelled state goes into the gradient step through a
-        symmetry of the board drawn uniformly (``models.board_symmetries``: 8 on a square
-        board, 4 on a rectangle), its labels with it.
       play_lookahead: with exact probabilities, the playing solver's guesses look ahead
-        at this many candidates (``SolverConfig.exact_lookahead``), >= 0: with
-        ``guess_targets="solver"`` the teacher is then the search player. 0: off.
+        at this many candidates (``SolverConfig.exact_lookahead``), >= 0: the teacher is
+        then the search player. 0: off.
       play_lookahead_depth: 0, the lookahead breaks ties among the safest cells as
         ``msjax.exact``'s player does (``lookahead_score="progress"``); 1 or 2, it looks
         past the next guess at that depth (``lookahead_score="survival"``, among the cells
@@ -91,21 +70,6 @@ class ImitationConfig:
       play_endgame_layouts: with exact probabilities, the playing solver solves views that
         at most this many layouts fit over their whole game tree
         (``SolverConfig.endgame_layouts``): 0 (off) or 2..128.
-      solver_moves_per_label: moves each game the solver plays makes per update, >= 1;
-        only the state before the last is labelled (the learner's games move once). With
-        k > 1 the solver's half of each update's states comes from k times as many games,
-        so successive updates see less of the same games, at the cost of k - 1 solver
-        moves of the batch per update (cheap beside the network's forward and backward).
-        1, the default: every move labelled. k = 4 on the 16x30 stage: no gain
-        (docs/experiments/058-a-deeper-network-six-layers.md, "Less ...").
-      hardest_states: states per gradient step, chosen as the ones that carry the most
-        loss under the network that played them (``losses.imitation_loss_shares`` of its
-        play-time outputs: no second forward pass when learner games need one anyway);
-        online hard-example mining. 0 (off): every one of the update's
-        ``num_envs * steps_per_update`` labelled states; else in [1, that many]. The
-        logged losses and accuracies stay those of all the update's states. Measured
-        on configs/small.py and the 16x16 stage: faster early, no better at the end
-        (docs/experiments/057-the-gradient-on-the-hardest-states.md).
       share_forward: where it can (``forward_is_shared``), the learner's games play with
         the logits of the gradient step's own forward pass on their states, not a pass of
         their own: the same update, one network pass fewer (0.85 to 0.93 times the time per
@@ -113,16 +77,7 @@ class ImitationConfig:
         False: the learner's pass of its own, as before (for timing the two).
     """
 
-    enabled: bool = True
-    num_envs: int = 256
-    steps_per_update: int = 1
     num_updates: int = 2000
-    lr: float = 1e-3
-    weight_decay: float = 1e-4
-    optimizer: str = "adamw"
-    max_grad_norm: float = 1.0
-    anneal_lr: bool = True
-    aux_mine_weight: float = 0.1
     proven_mine_weight: float = 0.0
     few_proofs_weight: float = 0.0
     few_proofs_cells: int = 3
@@ -132,17 +87,10 @@ class ImitationConfig:
     label_max_layer: int = 2
     play_max_layer: int = 4
     learner_fraction: float = 0.5
-    microbatch_size: int = 0
-    random_first_click_share: float = 0.0
     solver_probabilities: str = "bp"
-    mine_targets: str = "sampled"
-    guess_targets: str = "solver"
-    augment_symmetries: bool = False
     play_lookahead: int = 0
     play_lookahead_depth: int = 0
     play_endgame_layouts: int = 0
-    solver_moves_per_label: int = 1
-    hardest_states: int = 0
     share_forward: bool = True
 
     def __post_init__(self):
@@ -153,16 +101,6 @@ class ImitationConfig:
         return solver.SolverConfig(max_layer=self.label_max_layer, probabilities=self.solver_probabilities)
 
     @property
-    def needs_exact_analysis(self) -> bool:
-        """Whether the labels read an exact analysis (of the states they need it on)."""
-        return self.mine_targets == "exact" or self.guess_targets == "safest"
-
-    @property
-    def gradient_states(self) -> int:
-        """States in each gradient step: ``hardest_states``, or all the update's."""
-        return self.hardest_states or self.num_envs * self.steps_per_update
-
-    @property
     def num_learner_games(self) -> int:
         return int(self.learner_fraction * self.num_envs)
 
@@ -170,28 +108,24 @@ class ImitationConfig:
     def forward_is_shared(self) -> bool:
         """Whether each update's gradient pass also gives the learner's moves (one network
         pass where two ran before): ``share_forward``, learner games, one labelled step an
-        update, every state in the gradient as it was played (no ``hardest_states``, no
-        symmetries) and one micro-batch."""
+        update and one micro-batch."""
         return (
             self.share_forward and self.num_learner_games > 0 and self.steps_per_update == 1
-            and not self.hardest_states
-            and not self.augment_symmetries and losses.num_microbatches(self.num_envs, self.microbatch_size) == 1
+            and losses.num_microbatches(self.num_envs, self.microbatch_size) == 1
         )
 
     def belief_carry_problem(self) -> str:
         """What keeps this stage from carrying a ``model.carry_beliefs`` network's beliefs
         over each game's moves ("" where nothing does): the beliefs handed on are the
         gradient pass's (``forward_is_shared``) on each game's previous labelled move, and a
-        new game starts from none (no unlabelled solver moves, no random first clicks)."""
+        new game starts from none (no random first clicks)."""
         if not self.forward_is_shared:
             return (
-                "imitation.forward_is_shared (share_forward=True, learner games, steps_per_update=1, no "
-                "hardest_states, no augment_symmetries, one micro-batch): the beliefs handed on are those of "
-                "the gradient pass"
+                "imitation.forward_is_shared (share_forward=True, learner games, steps_per_update=1, one "
+                "micro-batch): the beliefs handed on are those of the gradient pass"
             )
-        if self.solver_moves_per_label != 1 or self.random_first_click_share:
+        if self.random_first_click_share:
             return (
-                f"imitation.solver_moves_per_label=1 (got {self.solver_moves_per_label}) and "
                 f"imitation.random_first_click_share=0 (got {self.random_first_click_share}): each game's "
                 "beliefs are those of its previous labelled move, and a new game starts from none"
             )
@@ -216,40 +150,20 @@ safest (David Hill's "secondary safety" window)."""
 
 def validate_config(cfg: ImitationConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
+    check_stage_fields(cfg)
     check_fields(cfg, (
-        ("a bool", ("enabled", "augment_symmetries", "share_forward")),
-        ("an int >= 1", ("num_envs", "steps_per_update", "num_updates", "solver_moves_per_label", "few_proofs_cells")),
-        ("> 0", ("lr", "max_grad_norm")),
-        (">= 0", (
-            "weight_decay", "aux_mine_weight", "guess_weight", "opening_weight", "proven_mine_weight",
-            "few_proofs_weight", "proof_bce_weight",
-        )),
-        ("in [0, 1]", ("learner_fraction", "random_first_click_share")),
+        ("a bool", ("share_forward",)),
+        ("an int >= 1", ("few_proofs_cells",)),
+        (">= 0", ("guess_weight", "opening_weight", "proven_mine_weight", "few_proofs_weight", "proof_bce_weight")),
+        ("in [0, 1]", ("learner_fraction",)),
+        (int_in(1, 2, 3), ("label_max_layer",)),
+        (int_in(1, 2, 3, 4), ("play_max_layer",)),
     ))
-    labelled_states = cfg.num_envs * cfg.steps_per_update
-    if not isinstance(cfg.hardest_states, int) or isinstance(cfg.hardest_states, bool) or not (
-        0 <= cfg.hardest_states <= labelled_states
-    ):
-        raise ValueError(
-            f"ImitationConfig.hardest_states={cfg.hardest_states!r} must be 0 (off) or an int in "
-            f"[1, num_envs*steps_per_update={labelled_states}]"
-        )
     losses.check_microbatch_size(
-        "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.gradient_states,
-        "hardest_states" if cfg.hardest_states else "num_envs*steps_per_update",
+        "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.env_steps_per_update, "num_envs*steps_per_update"
     )
-    if cfg.optimizer not in optimizers.OPTIMIZERS:
-        raise ValueError(f"ImitationConfig.optimizer={cfg.optimizer!r} must be one of {optimizers.OPTIMIZERS}")
-    if cfg.label_max_layer not in (1, 2, 3):
-        raise ValueError(f"ImitationConfig.label_max_layer={cfg.label_max_layer!r} must be 1, 2 or 3")
-    if cfg.play_max_layer not in (1, 2, 3, 4):
-        raise ValueError(f"ImitationConfig.play_max_layer={cfg.play_max_layer!r} must be in 1..4")
     if cfg.solver_probabilities not in ("bp", "exact"):
         raise ValueError(f"ImitationConfig.solver_probabilities={cfg.solver_probabilities!r} must be 'bp' or 'exact'")
-    if cfg.mine_targets not in ("sampled", "exact"):
-        raise ValueError(f"ImitationConfig.mine_targets={cfg.mine_targets!r} must be 'sampled' or 'exact'")
-    if cfg.guess_targets not in ("solver", "safest"):
-        raise ValueError(f"ImitationConfig.guess_targets={cfg.guess_targets!r} must be 'solver' or 'safest'")
     if not isinstance(cfg.play_lookahead, int) or cfg.play_lookahead < 0:
         raise ValueError(f"ImitationConfig.play_lookahead={cfg.play_lookahead!r} must be an int >= 0")
     if cfg.play_lookahead_depth not in (0, 1, 2):

@@ -1,8 +1,8 @@
 """PPO with action masking, as one compiled program per chunk of updates.
 
-``ppo_chunk_fn`` builds ``PPOState -> (PPOState, metrics)``, ``num_updates`` PPO
+``ppo_chunk_fn`` builds ``PPOState -> (PPOState, metrics)``, ``chunk_updates`` PPO
 updates in an outer ``lax.scan``. Each update is the PPO paper's loop, one module-level
-function per step: COLLECT TRAJECTORIES (``collect_trajectories``: ``steps_per_env``
+function per step: COLLECT TRAJECTORIES (``collect_trajectories``: ``steps_per_update``
 steps of ``num_envs`` games from the masked policy, finished games restarted by
 ``env.batch_step``), CALCULATE ADVANTAGE (``calculate_advantages``: GAE), UPDATE NETWORK
 (``update_epoch``: ``ppo_epochs`` passes in ``mini_batches`` shuffled minibatches, each a
@@ -13,7 +13,7 @@ The function is written for one device: ``make_ppo_chunk`` compiles it so, and
 replicated, the env step on each device's own games through ``distributed.per_device``;
 a minibatch takes the same steps of every game, so it spreads evenly over the devices).
 Python sees only chunk boundaries; the per-update metrics come back as arrays of
-``num_updates`` scalars. The frontier-only reveal mask (the seed's early curriculum) is
+``chunk_updates`` scalars. The frontier-only reveal mask (the seed's early curriculum) is
 chosen from the traced update counter, so it switches off without a recompile.
 
 Hidden mines are read only for rewards (inside the env), the mine head's labels and
@@ -98,11 +98,11 @@ class Transition:
 
 @functools.lru_cache(maxsize=32)
 def make_lr_schedule(ppo_cfg: PPOConfig) -> optax.Schedule:
-    """Learning rate per optimizer step: cosine decay to 0 over ``total_updates`` updates
+    """Learning rate per optimizer step: cosine decay to 0 over ``num_updates`` updates
     (``anneal_lr``), else constant. Built once per config: the optimizer and the ``lr``
     metric read the same schedule."""
-    steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
-    return optimizers.lr_schedule(ppo_cfg.lr, ppo_cfg.total_updates * steps_per_update, ppo_cfg.anneal_lr)
+    optimizer_steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
+    return optimizers.lr_schedule(ppo_cfg.lr, ppo_cfg.num_updates * optimizer_steps_per_update, ppo_cfg.anneal_lr)
 
 
 @functools.lru_cache(maxsize=32)
@@ -111,9 +111,7 @@ def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
     per config, for the state's initialisation and the chunk alike. With
     ``trainable="value"`` only the value head's leaves are updated (``value_head_labels``);
     the others get zero updates."""
-    optimizer = optimizers.clipped_optimizer(
-        "adamw", make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay
-    )
+    optimizer = optimizers.clipped_adamw(make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay)
     if ppo_cfg.trainable == "all":
         return optimizer
     return optax.multi_transform({"train": optimizer, "frozen": optax.set_to_zero()}, value_head_labels)
@@ -214,7 +212,7 @@ def collect_trajectories(
     train_state: PPOState, apply_fn: losses.ApplyFn, env_cfg: ms_env.EnvConfig, ppo_cfg: PPOConfig,
     frontier_only: jax.Array,
 ) -> tuple[ms_env.EnvState, jax.Array, Transition]:
-    """``steps_per_env`` steps of every game (``lax.scan``); returns the games after the
+    """``steps_per_update`` steps of every game (``lax.scan``); returns the games after the
     rollout, the next key and the trajectory, leaves ``[T, N, ...]``."""
     curriculum = train_state.curriculum
     board_weights = None if curriculum is None else curriculum.board_weights
@@ -230,7 +228,7 @@ def collect_trajectories(
         return (env_states, key), transition
 
     (env_states, key), trajectory = jax.lax.scan(
-        env_step, (train_state.env_states, train_state.key), None, ppo_cfg.steps_per_env
+        env_step, (train_state.env_states, train_state.key), None, ppo_cfg.steps_per_update
     )
     return env_states, key, trajectory
 
@@ -348,12 +346,12 @@ def rollout_metrics(trajectory: Transition, frontier_only: jax.Array) -> dict[st
 
 
 def ppo_chunk_fn(
-    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig, num_updates: int
+    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig, chunk_updates: int
 ) -> ChunkFn:
-    """The (unjitted) ``PPOState -> (PPOState, metrics)`` running ``num_updates`` PPO
+    """The (unjitted) ``PPOState -> (PPOState, metrics)`` running ``chunk_updates`` PPO
     updates; ``make_ppo_chunk`` or ``distributed.jit_chunk`` compile it.
 
-    ``metrics`` maps each name to float32[num_updates]: loss, policy_loss, value_loss,
+    ``metrics`` maps each name to float32[chunk_updates]: loss, policy_loss, value_loss,
     entropy, mine_bce, approx_kl, clip_frac, grad_norm and lr (means over the update's
     minibatches), and from the rollout mean_reward,
     episodes_finished, win_rate_train (games won / games finished), invalid_rate,
@@ -363,13 +361,13 @@ def ppo_chunk_fn(
     (``env.board_name``), games_share/NAME (its share of the finished games) and
     win_rate_train/NAME.
     """
-    if not isinstance(num_updates, int) or num_updates < 1:
-        raise ValueError(f"num_updates={num_updates!r} must be an int >= 1")
+    if not isinstance(chunk_updates, int) or chunk_updates < 1:
+        raise ValueError(f"chunk_updates={chunk_updates!r} must be an int >= 1")
     apply_fn = models.make_model(model_cfg).apply
     optimizer = make_optimizer(ppo_cfg)
     lr_schedule = make_lr_schedule(ppo_cfg)
     board_names = [ms_env.board_name(board) for board in env_cfg.boards]
-    steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
+    optimizer_steps_per_update = ppo_cfg.ppo_epochs * ppo_cfg.mini_batches
     epoch = functools.partial(update_epoch, apply_fn=apply_fn, optimizer=optimizer, ppo_cfg=ppo_cfg)
 
     def ppo_update(train_state: PPOState, _):
@@ -385,7 +383,7 @@ def ppo_chunk_fn(
         )
         # METRICS (scalars per update)
         metrics = {name: jnp.mean(value) for name, value in loss_metrics.items()}
-        metrics["lr"] = jnp.asarray(lr_schedule(train_state.update * steps_per_update), jnp.float32)
+        metrics["lr"] = jnp.asarray(lr_schedule(train_state.update * optimizer_steps_per_update), jnp.float32)
         metrics.update(rollout_metrics(trajectory, frontier_only))
         if train_state.curriculum is not None:
             metrics.update(
@@ -400,16 +398,16 @@ def ppo_chunk_fn(
 
     def ppo_chunk(train_state: PPOState) -> tuple[PPOState, dict[str, jax.Array]]:
         chex.assert_shape(train_state.env_states.done, (ppo_cfg.num_envs,))
-        return jax.lax.scan(ppo_update, train_state, None, num_updates)
+        return jax.lax.scan(ppo_update, train_state, None, chunk_updates)
 
     return ppo_chunk
 
 
 def make_ppo_chunk(
-    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig, num_updates: int
+    env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig, chunk_updates: int
 ) -> ChunkFn:
     """``ppo_chunk_fn`` jitted for one device, its input state donated."""
-    return distributed.jit_chunk(ppo_chunk_fn(env_cfg, model_cfg, ppo_cfg, num_updates))
+    return distributed.jit_chunk(ppo_chunk_fn(env_cfg, model_cfg, ppo_cfg, chunk_updates))
 
 
 # ----------------------------------------------------------------------------- the stage
@@ -421,9 +419,9 @@ def init_stage_state(key: jax.Array, cfg: Any, params: Any = None) -> PPOState:
     return init_ppo_state(key, cfg.env, cfg.model, cfg.ppo, params=params, curriculum_cfg=cfg.curriculum)
 
 
-def stage_chunk_fn(cfg: Any, num_updates: int) -> ChunkFn:
+def stage_chunk_fn(cfg: Any, chunk_updates: int) -> ChunkFn:
     """``ppo_chunk_fn`` for an experiment config."""
-    return ppo_chunk_fn(cfg.env, cfg.model, cfg.ppo, num_updates)
+    return ppo_chunk_fn(cfg.env, cfg.model, cfg.ppo, chunk_updates)
 
 
 STAGE = StageSpec(
@@ -431,11 +429,6 @@ STAGE = StageSpec(
     section="ppo",
     init_state=init_stage_state,
     chunk_fn=stage_chunk_fn,
-    enabled=lambda cfg: cfg.ppo.enabled,
-    target_field="total_updates",
-    games_field="num_envs",
-    steps_field="steps_per_env",
-    microbatch_field="microbatch_size",
     reads=("env", "model", "ppo", "curriculum"),
 )
 """The PPO stage: the last of a run when ``ppo.enabled``, on the config's whole game (a

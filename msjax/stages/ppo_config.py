@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from msjax import losses
-from msjax.checks import check_fields
+from msjax.checks import check_fields, ints, one_of
+from msjax.stages.spec import StageConfig, check_stage_fields
 
 
 TRAINABLE = ("all", "value")
@@ -15,31 +16,26 @@ VALUE_HEAD = ("value_hidden", "value_out")
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOConfig:
-    """PPO hyper-parameters; the defaults are the seed's.
+class PPOConfig(StageConfig):
+    """PPO hyper-parameters; the defaults are the seed's. The shared fields of a stage are
+    ``StageConfig``'s; what they mean here:
 
     Attributes:
       enabled: play the stage (after imitation, from its parameters); False ends the run
         with the imitation stage, which must then be enabled (and no curriculum, which
         only PPO plays).
+      num_updates: PPO updates of the stage; the horizon of the cosine learning-rate decay.
       num_envs: games played in parallel.
-      steps_per_env: rollout length; ``num_envs * steps_per_env`` transitions per update.
-      mini_batches: minibatches per epoch; must divide ``steps_per_env`` (a minibatch
-        takes ``steps_per_env / mini_batches`` steps of every game).
+      steps_per_update: rollout length; ``num_envs * steps_per_update`` transitions per update.
+      mini_batches: minibatches per epoch; must divide ``steps_per_update`` (a minibatch
+        takes ``steps_per_update / mini_batches`` steps of every game).
       ppo_epochs: passes over each rollout.
       gamma, gae_lambda: discount and GAE lambda, in [0, 1].
       clip_eps: policy ratio clip, > 0.
       clip_eps_v: value clip around the rollout's value estimate, > 0.
       vf_coef, ent_coef: weights of the value loss and of the entropy bonus, >= 0.
-      lr: peak AdamW learning rate, > 0.
-      weight_decay: AdamW weight decay, >= 0.
-      max_grad_norm: global gradient-norm clip, > 0.
-      aux_mine_weight: weight of the mine head's BCE, >= 0.
       frontier_mask_until_updates: restrict reveals to the frontier while the update
         counter is below this (0 = never).
-      random_first_click_share: share of new games opened at a random cell, in [0, 1] (0: measured worse).
-      total_updates: horizon of the cosine learning-rate decay, in updates, >= 1.
-      anneal_lr: cosine-decay the learning rate to 0 over ``total_updates``; else constant.
       normalize_advantages: standardise advantages within each minibatch (not in the
         seed's sketch; standard in PPO implementations and makes the loss scale-free).
       microbatch_size: a divisor of the minibatch, whose gradient is then accumulated over
@@ -54,9 +50,9 @@ class PPOConfig:
         that return is the game's outcome, so the head learns the chance to win).
     """
 
-    enabled: bool = True
-    num_envs: int = 256
-    steps_per_env: int = 128
+    steps_per_update: int = 128
+    lr: float = 3e-4
+    max_grad_norm: float = 0.5
     mini_batches: int = 8
     ppo_epochs: int = 3
     gamma: float = 0.995
@@ -65,16 +61,8 @@ class PPOConfig:
     clip_eps_v: float = 0.2
     vf_coef: float = 0.5
     ent_coef: float = 0.003
-    lr: float = 3e-4
-    weight_decay: float = 1e-4
-    max_grad_norm: float = 0.5
-    aux_mine_weight: float = 0.1
     frontier_mask_until_updates: int = 200
-    random_first_click_share: float = 0.0
-    total_updates: int = 1000
-    anneal_lr: bool = True
     normalize_advantages: bool = True
-    microbatch_size: int = 0
     trainable: str = "all"
 
     def __post_init__(self):
@@ -82,7 +70,7 @@ class PPOConfig:
 
     @property
     def batch_size(self) -> int:
-        return self.num_envs * self.steps_per_env
+        return self.env_steps_per_update
 
     @property
     def minibatch_size(self) -> int:
@@ -91,31 +79,21 @@ class PPOConfig:
 
 def validate_config(cfg: PPOConfig) -> None:
     """Raises ``ValueError`` naming the offending field and its allowed range."""
+    check_stage_fields(cfg)
     check_fields(cfg, (
-        ("a bool", ("enabled", "anneal_lr", "normalize_advantages")),
-        ("an int >= 1", ("num_envs", "steps_per_env", "mini_batches", "ppo_epochs", "total_updates")),
+        ("a bool", ("normalize_advantages",)),
+        ("an int >= 1", ("mini_batches", "ppo_epochs")),
+        (ints(0), ("frontier_mask_until_updates",)),
+        (one_of(*TRAINABLE), ("trainable",)),
+        ("in [0, 1]", ("gamma", "gae_lambda")),
+        ("> 0", ("clip_eps", "clip_eps_v")),
+        (">= 0", ("vf_coef", "ent_coef")),
     ))
-    if not isinstance(cfg.frontier_mask_until_updates, int) or cfg.frontier_mask_until_updates < 0:
+    if cfg.steps_per_update % cfg.mini_batches:
         raise ValueError(
-            f"PPOConfig.frontier_mask_until_updates={cfg.frontier_mask_until_updates!r} must be an int >= 0"
+            f"PPOConfig.mini_batches={cfg.mini_batches} must divide steps_per_update="
+            f"{cfg.steps_per_update} (each minibatch takes the same number of steps of every game)"
         )
-    if cfg.batch_size % cfg.mini_batches:
-        raise ValueError(
-            f"PPOConfig.mini_batches={cfg.mini_batches} must divide num_envs*steps_per_env="
-            f"{cfg.batch_size}"
-        )
-    if cfg.steps_per_env % cfg.mini_batches:
-        raise ValueError(
-            f"PPOConfig.mini_batches={cfg.mini_batches} must divide steps_per_env="
-            f"{cfg.steps_per_env} (each minibatch takes the same number of steps of every game)"
-        )
-    batch_name = "num_envs*steps_per_env/mini_batches"
+    batch_name = "num_envs*steps_per_update/mini_batches"
     losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.minibatch_size, batch_name)
     losses.check_microbatch_size("PPOConfig.microbatch_size", cfg.microbatch_size, cfg.num_envs, "num_envs")
-    if cfg.trainable not in TRAINABLE:
-        raise ValueError(f"PPOConfig.trainable={cfg.trainable!r} must be one of {TRAINABLE}")
-    check_fields(cfg, (
-        ("in [0, 1]", ("gamma", "gae_lambda", "random_first_click_share")),
-        ("> 0", ("clip_eps", "clip_eps_v", "lr", "max_grad_norm")),
-        (">= 0", ("vf_coef", "ent_coef", "weight_decay", "aux_mine_weight")),
-    ))
