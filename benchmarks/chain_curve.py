@@ -23,17 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.paired_agents import agent_wins, boards_played, save_rows  # noqa: E402
-from msjax.cli import args as cli_args  # noqa: E402
+from msjax.distributed import device_name
+from msjax.evaluate.paired import agent_wins, boards_played, save_rows
+from msjax.cli import args as cli_args
 
 
 def stage_checkpoints(spec: str) -> tuple[Path, list[int]]:

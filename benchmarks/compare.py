@@ -30,10 +30,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks import solver_winrate  # noqa: E402
-from msjax.env import STANDARD_BOARDS  # noqa: E402
+from benchmarks import solver_winrate
+from msjax.env import STANDARD_BOARDS
 
 RULES = solver_winrate.RULES
 PSEQ = solver_winrate.PSEQ  # percent: (safe first click, opening start)

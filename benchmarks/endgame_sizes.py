@@ -36,18 +36,15 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from msjax.env import STANDARD_BOARDS  # noqa: E402
-from msjax.exact import analyse  # noqa: E402
-from msjax.exact.board import Board  # noqa: E402
-from msjax.exact.grid import neighbour_lists  # noqa: E402
-from msjax.exact.player import choose_guess, first_click_cell  # noqa: E402
-from msjax.solver.endgame import DENSE_LAYOUTS, SIZES, TIES  # noqa: E402
+from msjax.env import STANDARD_BOARDS
+from msjax.exact import analyse
+from msjax.exact.board import Board
+from msjax.exact.grid import neighbour_lists
+from msjax.exact.player import choose_guess, first_click_cell
+from msjax.solver.endgame import DENSE_LAYOUTS, SIZES, TIES
 
 MINE = 9
 BUCKETS = ((2, 8), (9, 16), (17, 32), (33, 64), (65, 128), (129, 256))

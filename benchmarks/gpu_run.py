@@ -56,12 +56,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.gpu_run_plan import Plan, fixed_plan, plan_run, stage_rates  # noqa: E402
+from benchmarks import gpu_run_plan
 from msjax.run import config as config_lib
 from msjax.run import files as runfiles
-from msjax.cli.args import config_overrides, positive_float, positive_int  # noqa: E402
-from msjax.run.config import ExperimentConfig  # noqa: E402
+from msjax.cli.args import config_overrides, positive_float, positive_int
+from msjax.run.config import ExperimentConfig
 
 # Nothing here may start a JAX backend before training ends: on a GPU that would take
 # three quarters of the card's memory from the training process.
@@ -276,12 +275,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def make_plan(args: argparse.Namespace, cfg: ExperimentConfig) -> Plan:
+def make_plan(args: argparse.Namespace, cfg: ExperimentConfig) -> gpu_run_plan.Plan:
     """The plan the command line asks for (``cfg``: the config with its overrides)."""
     if args.no_sizing:
-        return fixed_plan(args.budget_s, args.eval_games, args.reserve_s or 60.0)
+        return gpu_run_plan.fixed_plan(args.budget_s, args.eval_games, args.reserve_s or 60.0)
     measured = {"imitation": args.imitation_steps_per_s, "ppo": args.ppo_steps_per_s}
-    plan = plan_run(cfg, args.budget_s, args.eval_games, stage_rates(cfg, measured), args.imitation_share)
+    plan = gpu_run_plan.plan_run(cfg, args.budget_s, args.eval_games, gpu_run_plan.stage_rates(cfg, measured), args.imitation_share)
     if args.reserve_s is not None:
         plan = dataclasses.replace(plan, stop_at_s=args.budget_s - args.reserve_s)
     return plan

@@ -24,16 +24,13 @@ import argparse
 import dataclasses
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import jax
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from msjax.run import config as config_lib
-from msjax import distributed  # noqa: E402
-from msjax.stages import imitation  # noqa: E402
+from msjax import distributed
+from msjax.stages import imitation
 
 
 def parse_args(argv=None) -> argparse.Namespace:

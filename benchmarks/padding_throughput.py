@@ -22,12 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.env_throughput import bench_msjax, jax_device, steps_per_call  # noqa: E402
-from msjax.env import STANDARD_BOARDS, EnvConfig, board_spec  # noqa: E402
+from benchmarks import env_throughput
+from msjax.env import STANDARD_BOARDS, EnvConfig, board_spec
 
 BEGINNER, INTERMEDIATE, EXPERT = (board_spec(*STANDARD_BOARDS[name]) for name in ("beginner", "intermediate", "expert"))
 PAD_H, PAD_W = EXPERT[:2]
@@ -52,13 +49,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
-    num_steps = steps_per_call(args.batch, args.steps)
+    num_steps = env_throughput.steps_per_call(args.batch, args.steps)
     rows = []
     for name in args.rows:
-        rate, games, compile_s = bench_msjax(CONFIGS[name], args.batch, num_steps, args.min_time)
+        rate, games, compile_s = env_throughput.bench_msjax(CONFIGS[name], args.batch, num_steps, args.min_time)
         row = {
             "env": name,
-            "device": jax_device(),
+            "device": env_throughput.jax_device(),
             "batch": args.batch,
             "env_steps_per_s": rate,
             "games_per_s": games,

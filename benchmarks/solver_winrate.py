@@ -38,7 +38,6 @@ import json
 import multiprocessing
 import sys
 import time
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -261,7 +260,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line; a bad value is one argparse ``error:`` line (exit status 2) naming
     the flag and what it allows, the ``--solver`` fields checked by building each JAX
     solver player's ``SolverConfig`` before any game."""
-    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.solver_winrate", description=__doc__.split("\n")[0])
     parser.add_argument("--players", type=comma_list(PLAYERS), default=list(PLAYERS), help=f"comma list of {PLAYERS}")
     parser.add_argument("--boards", type=comma_list(STANDARD_BOARDS), default=list(STANDARD_BOARDS),
                         help=f"comma list of {tuple(STANDARD_BOARDS)}")

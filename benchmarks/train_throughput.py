@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
 import jax
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from msjax import distributed  # noqa: E402
-from msjax import env as ms_env  # noqa: E402
-from msjax import models  # noqa: E402
-from msjax.stages import ppo  # noqa: E402
+from msjax import distributed
+from msjax import env as ms_env
+from msjax import models
+from msjax.stages import ppo
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

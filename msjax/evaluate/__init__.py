@@ -19,7 +19,16 @@ from msjax.evaluate.games import (
     player_actions,
     split_game_keys,
 )
-from msjax.evaluate.layouts import device_solver_config, device_wins, draw_layouts, host_wins, opening_click
+from msjax.evaluate.layouts import (
+    block_mask,
+    candidate_cells,
+    coupled_layouts,
+    device_solver_config,
+    device_wins,
+    draw_layouts,
+    host_wins,
+    opening_click,
+)
 from msjax.evaluate.paired import (
     agent_wins,
     boards_played,
@@ -55,9 +64,12 @@ __all__ = [
     "agent_turns",
     "agent_wins",
     "apply_move",
+    "block_mask",
     "board_win_rates",
     "boards_played",
+    "candidate_cells",
     "check_same_boards",
+    "coupled_layouts",
     "device_solver_config",
     "device_wins",
     "draw_layouts",

@@ -2,7 +2,10 @@
 boards of a paired comparison drawn once on the host, each player's outcome on each.
 
 ``draw_layouts`` draws opening-start layouts as ``msjax.exact.Board`` does (mines kept off
-the exact player's first click and its neighbours); ``host_wins`` plays them with
+the exact player's first click and its neighbours); ``coupled_layouts`` draws them coupled
+across first clicks (one game opened at different cells shares every mine away from both
+cells' blocks), ``candidate_cells`` picks first clicks worth comparing. ``host_wins`` plays
+them with
 ``msjax.exact.play_board`` (in worker processes if asked), ``device_wins`` with the JAX
 solver (``SolverConfig(probabilities="exact", ...)`` and the host player's first click)
 on ``msjax.env.from_mines`` games, a batch at a time on the device. The outcomes pair
@@ -45,6 +48,43 @@ def draw_layouts(height: int, width: int, mines: int, games: int, seed: int) -> 
         board.reveal(first)
         layouts.append(board.mine_mask.copy())
     return np.stack(layouts)
+
+
+def block_mask(height: int, width: int, cell: tuple[int, int]) -> np.ndarray:
+    """bool[H, W]: ``cell`` and its neighbours (the block an opening start keeps mine-free)."""
+    row, col = cell
+    mask = np.zeros((height, width), bool)
+    mask[max(row - 1, 0) : row + 2, max(col - 1, 0) : col + 2] = True
+    return mask
+
+
+def coupled_layouts(height: int, width: int, mines: int, games: int, seed: int,
+                    cells: list[tuple[int, int]]) -> dict[tuple[int, int], np.ndarray]:
+    """``{cell: bool[games, H, W]}``: for each game one random priority per board cell; opened
+    at ``cell``, the mines are the ``mines`` cells of highest priority off ``cell``'s block.
+
+    Each cell's layouts are uniform over the boards an opening start at that cell allows
+    (a uniformly random order of the allowed cells, cut after ``mines``)."""
+    priority = np.random.default_rng(seed).random((games, height * width))
+    layouts = {}
+    for cell in cells:
+        allowed = ~block_mask(height, width, cell).reshape(-1)
+        if allowed.sum() < mines:
+            raise ValueError(f"cell {cell}: {allowed.sum()} cells off its block, fewer than {mines} mines")
+        ranked = np.argsort(np.where(allowed, -priority, np.inf), axis=1)[:, :mines]
+        mask = np.zeros((games, height * width), bool)
+        np.put_along_axis(mask, ranked, True, axis=1)
+        layouts[cell] = mask.reshape(games, height, width)
+    return layouts
+
+
+def candidate_cells(height: int, width: int, reach: int, first: tuple[int, int]) -> list[tuple[int, int]]:
+    """``first``, then one cell of each symmetry class of the board within ``reach`` rows and
+    columns of the corner (``row <= col`` on a square board), then the centre; no cell twice."""
+    cells = [first] + [(r, c) for r in range(min(reach, height)) for c in range(min(reach, width))
+                       if height != width or r <= c]
+    cells.append(((height - 1) // 2, (width - 1) // 2))
+    return list(dict.fromkeys(cells))
 
 
 def _host_game(mine_mask: np.ndarray) -> bool:
