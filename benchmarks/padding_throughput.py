@@ -24,6 +24,7 @@ import argparse
 import json
 
 from benchmarks import env_throughput
+from msjax import distributed
 from msjax.env import STANDARD_BOARDS, EnvConfig, board_spec
 
 BEGINNER, INTERMEDIATE, EXPERT = (board_spec(*STANDARD_BOARDS[name]) for name in ("beginner", "intermediate", "expert"))
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         rate, games, compile_s = env_throughput.bench_msjax(CONFIGS[name], args.batch, num_steps, args.min_time)
         row = {
             "env": name,
-            "device": env_throughput.jax_device(),
+            "device": distributed.device_name(),
             "batch": args.batch,
             "env_steps_per_s": rate,
             "games_per_s": games,
