@@ -71,7 +71,7 @@ def config_file(tmp_path: Path, cfg: ExperimentConfig) -> Path:
     (tmp_path / "saved.json").write_text(json.dumps(config_lib.to_dict(cfg)))
     path = tmp_path / "tiny_config.py"
     path.write_text(
-        "from pathlib import Path\nfrom msjax import config\n\n"
+        "from pathlib import Path\nfrom msjax.run import config\n\n"
         f"def get_config():\n    return config.load_json(Path({str(tmp_path / 'saved.json')!r}))\n"
     )
     return path
