@@ -18,8 +18,8 @@ the agents includes it (one ``evaluate`` call).
 
 Output: a markdown table (also written to ``--markdown PATH``), then one JSON line per row.
 
-    python benchmarks/compare.py --quick
-    python benchmarks/compare.py --games 5000 --exact-games 1000 --agent runs/beginner --markdown runs/compare.md
+    python -m benchmarks.compare --quick
+    python -m benchmarks.compare --games 5000 --exact-games 1000 --agent runs/beginner --markdown runs/compare.md
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ keeps every game's outcome with its board and seed, ``--paired-with FILE`` (a sa
 the same board, seed and games; another is refused) prints the paired difference: two
 ``--sizes`` on the same boards.
 
-    python benchmarks/endgame_sizes.py --board beginner --games 20000 --bound 64 --seed 2
-    python benchmarks/endgame_sizes.py --board beginner --games 2000 --bound 128 --player search
+    python -m benchmarks.endgame_sizes --board beginner --games 20000 --bound 64 --seed 2
+    python -m benchmarks.endgame_sizes --board beginner --games 2000 --bound 128 --player search
 """
 
 from __future__ import annotations

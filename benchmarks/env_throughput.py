@@ -28,10 +28,10 @@ games/s (games finished per second); with ``--repeats N`` the fastest of N turns
 JSON line per row as it is measured, then a table, the msjax speed-ups and the adapters'
 cost.
 
-    python benchmarks/env_throughput.py                # ~3-5 min on a 2-core CPU
-    python benchmarks/env_throughput.py --quick        # smoke run, < 1 min
-    python benchmarks/env_throughput.py --batches 4096 16384 65536 --impls msjax jumanji  # GPU
-    python benchmarks/env_throughput.py --batches 4096 --repeats 3 \
+    python -m benchmarks.env_throughput                # ~3-5 min on a 2-core CPU
+    python -m benchmarks.env_throughput --quick        # smoke run, < 1 min
+    python -m benchmarks.env_throughput --batches 4096 16384 65536 --impls msjax jumanji  # GPU
+    python -m benchmarks.env_throughput --batches 4096 --repeats 3 \
         --impls msjax msjax+obs msjax-gymnax msjax-jumanji   # the adapters' cost
 """
 

@@ -1,7 +1,7 @@
 """GPU acceptance run: what the first session with a GPU should measure, in one command.
 
-    python benchmarks/gpu_acceptance.py                  # on one GPU: within ~8 minutes
-    python benchmarks/gpu_acceptance.py --out runs/acceptance --budget-s 480
+    python -m benchmarks.gpu_acceptance                  # on one GPU: within ~8 minutes
+    python -m benchmarks.gpu_acceptance --out runs/acceptance --budget-s 480
 
 Three sections, each a list of rows, printed as JSON lines as they are measured and at
 the end as Markdown tables; both are also written to ``--out`` (``acceptance.jsonl``,

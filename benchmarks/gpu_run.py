@@ -1,9 +1,9 @@
 """The GPU run: one command that trains an accelerator config to completion inside one
 device call, evaluates its agent on 10,000 boards and writes what should come back.
 
-    python benchmarks/gpu_run.py --config intermediate --out OUT             # ~8 minutes on an H100
-    python benchmarks/gpu_run.py --config expert --out OUT
-    python benchmarks/gpu_run.py --config intermediate --out OUT --plan-only  # the sizing alone, as JSON
+    python -m benchmarks.gpu_run --config intermediate --out OUT             # ~8 minutes on an H100
+    python -m benchmarks.gpu_run --config expert --out OUT
+    python -m benchmarks.gpu_run --config intermediate --out OUT --plan-only  # the sizing alone, as JSON
 
 The shipped configs train for hours: the run keeps their recipe and sizes it to
 ``--budget-s`` (default 500) with ``--config.*`` overrides (``gpu_run_plan.plan_run``:
@@ -38,7 +38,7 @@ of decorator, dm-tree and gast carried in ``.whl``; tensorboardX is not needed: 
 turns TensorBoard off)::
 
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
-    PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 python3 benchmarks/gpu_run.py --config intermediate --out $OUT
+    PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 python3 -m benchmarks.gpu_run --config intermediate --out $OUT
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def write_summary(out: Path, summary: dict[str, Any]) -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python benchmarks/gpu_run.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.gpu_run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--config", required=True, help="a config name in configs/ (intermediate) or a file")
     parser.add_argument("--out", required=True, help="folder for what comes back (at most 8 files)")

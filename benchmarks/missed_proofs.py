@@ -9,7 +9,7 @@ layer of the proofs on offer (some layer-1 proof, or layer-2 proofs only) and by
 cells are proved; each row gives the states, how many times the agent passed the proofs
 over, and how many of those reveals hit a mine (a lost game)::
 
-    python benchmarks/missed_proofs.py runs/expert_cpu --games 200 --seed 7
+    python -m benchmarks.missed_proofs runs/expert_cpu --games 200 --seed 7
 
 A second table asks the agent's own two heads about the states it passed over (``diagnostics.PROOF_BELIEFS``):
 how much of its policy went to the proved cells, and whether its mine head saw the proof

@@ -14,8 +14,8 @@ Every row steps ``--batch`` boards with random valid reveals and auto-reset (the
 Reported per row: env steps/s, games/s, compile seconds, and env steps/s relative to the
 unpadded 16x30x99 env (the issue's target: padding costs at most 2x, i.e. >= 0.5).
 
-    python benchmarks/padding_throughput.py                 # ~2 min on a 2-core CPU
-    python benchmarks/padding_throughput.py --batch 4096    # a GPU
+    python -m benchmarks.padding_throughput                 # ~2 min on a 2-core CPU
+    python -m benchmarks.padding_throughput --batch 4096    # a GPU
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ per-board differences), far narrower than the two separate intervals.
 ``--baseline FIELD=VALUE,...`` puts a second JAX solver (those ``SolverConfig`` fields) in the
 host player's place, to measure what one option is worth on the same boards:
 
-    python benchmarks/paired_exact.py --board expert --games 4096 --workers 2 --solver exact_lookahead=6
-    python benchmarks/paired_exact.py --board beginner --games 20000 --batch 1024 \
+    python -m benchmarks.paired_exact --board expert --games 4096 --workers 2 --solver exact_lookahead=6
+    python -m benchmarks.paired_exact --board beginner --games 20000 --batch 1024 \
         --solver exact_lookahead=6,endgame_layouts=8 --baseline exact_lookahead=6
 """
 

@@ -17,9 +17,9 @@ speed-up. On a GPU host run it with ``--devices 1 2 4 8`` and no XLA flag: each
 subprocess then uses the first N GPUs (``run.num_devices``), and ``vs_1`` / N is the
 scaling efficiency at equal total work; for weak scaling pass ``--per-device-envs``.
 
-    python benchmarks/scaling.py                                # 8x8x10, 256 boards, 1/2/4 CPU devices
-    python benchmarks/scaling.py --devices 1 2 4 8 --num-envs 4096 --real-devices   # GPUs
-    python benchmarks/scaling.py --quick                        # smoke run
+    python -m benchmarks.scaling                                # 8x8x10, 256 boards, 1/2/4 CPU devices
+    python -m benchmarks.scaling --devices 1 2 4 8 --num-envs 4096 --real-devices   # GPUs
+    python -m benchmarks.scaling --quick                        # smoke run
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ makes a saved row of the same board, seed and first click, holding those boards,
 baseline (a file saved before boards and first clicks were recorded is taken to be this
 run's, with a warning: its name says its board and seed).
 
-    python benchmarks/search_table.py --board beginner --games 10000 --seed 3
-    python benchmarks/search_table.py --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
+    python -m benchmarks.search_table --board beginner --games 10000 --seed 3
+    python -m benchmarks.search_table --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
 """
 
 from __future__ import annotations

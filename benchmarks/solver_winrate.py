@@ -28,7 +28,7 @@ separately).
 Output: a table beside the published PSEQ figures (Tu et al. 2017), then one JSON line per
 row. Example:
 
-    python benchmarks/solver_winrate.py --players exact --boards beginner --games 20000 --workers 2
+    python -m benchmarks.solver_winrate --players exact --boards beginner --games 20000 --workers 2
 """
 
 from __future__ import annotations
