@@ -180,7 +180,8 @@ def batch_random_reveals(key: jax.Array, reveal_mask: jax.Array, height: int, wi
     Args:
       key: PRNG key.
       reveal_mask: bool[B, H*W], at least one allowed cell per board.
-      height, width: the board's shape.
+      height: the board's rows.
+      width: the board's columns.
 
     Draws one random integer per board (not one per cell: threefry bits are dear on a CPU)
     and finds that allowed cell in two steps, row then column, because XLA lowers
