@@ -9,31 +9,28 @@ seconds the chain had spent when it was saved: its update's last row in its stag
 ``metrics.jsonl``, plus every earlier stage's whole run (its last row: the final evaluation
 included).
 
-    python benchmarks/chain_curve.py runs/proof_sr/checkpoints/6000 runs/proof_int runs/proof_dense \\
+    python -m benchmarks.chain_curve runs/proof_sr/checkpoints/6000 runs/proof_int runs/proof_dense \\
         --board intermediate --games 1000 --seed 9 -o benchmarks/figures/chain_16x16.png
 
 A stage is a run directory (all its checkpoints) or one checkpoint folder (that one; the
 stage still counts its whole run). Output: a table, one JSON line per checkpoint, the PNG
 (``msjax.viz.plot_compute_curve``; dashed lines where a stage begins), and with ``--save
 FILE.npz`` every checkpoint's per-board outcomes (``wins`` bool[rows, games], ``rows``,
-``seed``, ``board``, as ``paired_agents.py --save`` writes them, so rows can be paired).
+``seed``, ``board``, as ``msjax paired --save`` writes them, so rows can be paired).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.paired_agents import agent_wins, boards_played, save_rows  # noqa: E402
-from msjax.cli import args as cli_args  # noqa: E402
+from msjax.distributed import device_name
+from msjax.evaluate.paired import agent_wins, boards_played, save_rows
+from msjax.cli import args as cli_args
 
 
 def stage_checkpoints(spec: str) -> tuple[Path, list[int]]:

@@ -18,8 +18,8 @@ the agents includes it (one ``evaluate`` call).
 
 Output: a markdown table (also written to ``--markdown PATH``), then one JSON line per row.
 
-    python benchmarks/compare.py --quick
-    python benchmarks/compare.py --games 5000 --exact-games 1000 --agent runs/beginner --markdown runs/compare.md
+    python -m benchmarks.compare --quick
+    python -m benchmarks.compare --games 5000 --exact-games 1000 --agent runs/beginner --markdown runs/compare.md
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks import solver_winrate  # noqa: E402
-from msjax.env import STANDARD_BOARDS  # noqa: E402
+from benchmarks import solver_winrate
+from msjax.env import STANDARD_BOARDS
 
 RULES = solver_winrate.RULES
 PSEQ = solver_winrate.PSEQ  # percent: (safe first click, opening start)

@@ -26,8 +26,8 @@ keeps every game's outcome with its board and seed, ``--paired-with FILE`` (a sa
 the same board, seed and games; another is refused) prints the paired difference: two
 ``--sizes`` on the same boards.
 
-    python benchmarks/endgame_sizes.py --board beginner --games 20000 --bound 64 --seed 2
-    python benchmarks/endgame_sizes.py --board beginner --games 2000 --bound 128 --player search
+    python -m benchmarks.endgame_sizes --board beginner --games 20000 --bound 64 --seed 2
+    python -m benchmarks.endgame_sizes --board beginner --games 2000 --bound 128 --player search
 """
 
 from __future__ import annotations
@@ -36,18 +36,15 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from msjax.env import STANDARD_BOARDS  # noqa: E402
-from msjax.exact import analyse  # noqa: E402
-from msjax.exact.board import Board  # noqa: E402
-from msjax.exact.grid import neighbour_lists  # noqa: E402
-from msjax.exact.player import choose_guess, first_click_cell  # noqa: E402
-from msjax.solver.endgame import DENSE_LAYOUTS, SIZES, TIES  # noqa: E402
+from msjax.env import STANDARD_BOARDS
+from msjax.exact import analyse
+from msjax.exact.board import Board
+from msjax.exact.grid import neighbour_lists
+from msjax.exact.player import choose_guess, first_click_cell
+from msjax.solver.endgame import DENSE_LAYOUTS, SIZES, TIES
 
 MINE = 9
 BUCKETS = ((2, 8), (9, 16), (17, 32), (33, 64), (65, 128), (129, 256))

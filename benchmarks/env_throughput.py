@@ -28,10 +28,10 @@ games/s (games finished per second); with ``--repeats N`` the fastest of N turns
 JSON line per row as it is measured, then a table, the msjax speed-ups and the adapters'
 cost.
 
-    python benchmarks/env_throughput.py                # ~3-5 min on a 2-core CPU
-    python benchmarks/env_throughput.py --quick        # smoke run, < 1 min
-    python benchmarks/env_throughput.py --batches 4096 16384 65536 --impls msjax jumanji  # GPU
-    python benchmarks/env_throughput.py --batches 4096 --repeats 3 \
+    python -m benchmarks.env_throughput                # ~3-5 min on a 2-core CPU
+    python -m benchmarks.env_throughput --quick        # smoke run, < 1 min
+    python -m benchmarks.env_throughput --batches 4096 16384 65536 --impls msjax jumanji  # GPU
+    python -m benchmarks.env_throughput --batches 4096 --repeats 3 \
         --impls msjax msjax+obs msjax-gymnax msjax-jumanji   # the adapters' cost
 """
 
@@ -49,7 +49,7 @@ import numpy as np
 
 from msjax import distributed, env
 from msjax.adapters import make
-from msjax.env import EnvConfig
+from msjax.env import EnvConfig, batch_random_reveals
 from msjax.env.numpy_env import NumpyMinesweeper, random_hidden_cells
 
 DEFAULT_BOARDS = [f"{h}x{w}x{m}" for h, w, m in env.STANDARD_BOARDS.values()]
@@ -72,37 +72,6 @@ def steps_per_call(batch: int, requested: int | None) -> int:
     if requested is not None:
         return requested
     return int(np.clip(2**17 // batch, 16, 1000))
-
-
-def random_valid_reveals(key: jax.Array, reveal_mask: jax.Array, height: int, width: int) -> jax.Array:
-    """int32[B]: one cell per board, uniform among its allowed reveals.
-
-    Args:
-      key: PRNG key.
-      reveal_mask: bool[B, H*W], at least one allowed cell per board.
-      height, width: the board's shape.
-
-    Draws one random integer per board (not one per cell: threefry bits are dear on a CPU)
-    and finds that allowed cell in two steps, row then column, because XLA lowers
-    ``cumsum`` to a quadratic ``reduce_window``: two short prefix sums of length H and W
-    cost far less than one of length H*W on the big boards.
-    """
-    batch = reveal_mask.shape[0]
-    cells = reveal_mask.reshape(batch, height, width)
-    per_row = jnp.sum(cells, axis=2, dtype=jnp.int32)
-    rows_through = jnp.cumsum(per_row, axis=1, dtype=jnp.int32)
-    draw = jax.random.randint(key, (batch,), 0, rows_through[:, -1])
-    row = jnp.argmax(rows_through > draw[:, None], axis=1)
-    in_row = row[:, None] == jnp.arange(height)
-    rank_in_row = draw - jnp.sum(jnp.where(in_row, rows_through - per_row, 0), axis=1)
-    row_cells = jnp.any(cells & in_row[:, :, None], axis=1)
-    column = jnp.argmax(jnp.cumsum(row_cells, axis=1, dtype=jnp.int32) > rank_in_row[:, None], axis=1)
-    return (row * width + column).astype(jnp.int32)
-
-
-def jax_device() -> str:
-    """``msjax.distributed.device_name``."""
-    return distributed.device_name()
 
 
 # ----------------------------------------------------------------------------- timing
@@ -133,7 +102,7 @@ def bench_msjax(cfg: EnvConfig, batch: int, num_steps: int, min_time: float) -> 
     def one_step(carry, _):
         states, key, games = carry
         key, draw_key = jax.random.split(key)
-        actions = random_valid_reveals(draw_key, mask_of(states, cfg)[:, : cfg.num_cells], cfg.H, cfg.W)
+        actions = batch_random_reveals(draw_key, mask_of(states, cfg)[:, : cfg.num_cells], cfg.H, cfg.W)
         states, _, done, _ = env.batch_step(states, actions, cfg)
         return (states, key, games + jnp.sum(done, dtype=jnp.int32)), None
 
@@ -152,7 +121,7 @@ def bench_msjax_observed(cfg: EnvConfig, batch: int, num_steps: int, min_time: f
     def one_step(carry, _):
         (states, _), key, games = carry
         key, draw_key = jax.random.split(key)
-        actions = random_valid_reveals(draw_key, mask_of(states, cfg)[:, : cfg.num_cells], cfg.H, cfg.W)
+        actions = batch_random_reveals(draw_key, mask_of(states, cfg)[:, : cfg.num_cells], cfg.H, cfg.W)
         states, _, done, _ = env.batch_step(states, actions, cfg)
         return ((states, observe(states, cfg)), key, games + jnp.sum(done, dtype=jnp.int32)), None
 
@@ -181,7 +150,7 @@ def bench_msjax_gymnax(cfg: EnvConfig, batch: int, num_steps: int, min_time: flo
         (states, _), key, games = carry
         key, draw_key, step_key = jax.random.split(key, 3)
         reveal_mask = states.legal_action_mask[:, : cfg.num_cells]
-        actions = random_valid_reveals(draw_key, reveal_mask, cfg.H, cfg.W)
+        actions = batch_random_reveals(draw_key, reveal_mask, cfg.H, cfg.W)
         obs, states, _, terminated, truncated, _ = step(jax.random.split(step_key, batch), states, actions, params)
         return ((states, obs), key, games + jnp.sum(terminated | truncated, dtype=jnp.int32)), None
 
@@ -202,7 +171,7 @@ def bench_msjax_jumanji(cfg: EnvConfig, batch: int, num_steps: int, min_time: fl
         (states, timestep), key, games = carry
         key, draw_key = jax.random.split(key)
         reveal_mask = timestep.observation.action_mask[:, : cfg.num_cells]
-        actions = random_valid_reveals(draw_key, reveal_mask, cfg.H, cfg.W)
+        actions = batch_random_reveals(draw_key, reveal_mask, cfg.H, cfg.W)
         states, timestep = vmapped.step(states, actions)
         return ((states, timestep), key, games + jnp.sum(timestep.last(), dtype=jnp.int32)), None
 
@@ -232,7 +201,7 @@ def bench_jumanji(cfg: EnvConfig, batch: int, num_steps: int, min_time: float) -
     def one_step(carry, _):
         (states, reveal_mask), key, games = carry
         key, draw_key = jax.random.split(key)
-        cells = random_valid_reveals(draw_key, reveal_mask, cfg.H, cfg.W)
+        cells = batch_random_reveals(draw_key, reveal_mask, cfg.H, cfg.W)
         actions = jnp.stack([cells // cfg.W, cells % cfg.W], axis=1)
         states, timestep = vmapped.step(states, actions)
         reveal_mask = timestep.observation.action_mask.reshape(batch, -1)
@@ -391,7 +360,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
                 num_steps = steps_per_call(batch, args.steps)
                 for impl in impls:
                     rate, games, compile_s = BENCHES[impl](cfg, batch, num_steps, args.min_time)
-                    device = "cpu" if impl == "numpy" else jax_device()
+                    device = "cpu" if impl == "numpy" else distributed.device_name()
                     row = Row(impl, device, board, batch, rate, games, compile_s)
                     rows.append(row)
                     print(json.dumps(dataclasses.asdict(row)), flush=True)

@@ -17,8 +17,8 @@ first click). Positions are cached per board and seed in ``--cache`` (an ``.npz`
 
 Each prints a table, then one JSON line per row. Examples:
 
-    python benchmarks/exact_analysis.py check --positions 1000
-    python benchmarks/exact_analysis.py speed --boards beginner,intermediate --batches 1,256,4096
+    python -m benchmarks.exact_analysis check --positions 1000
+    python -m benchmarks.exact_analysis speed --boards beginner,intermediate --batches 1,256,4096
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """GPU acceptance run: what the first session with a GPU should measure, in one command.
 
-    python benchmarks/gpu_acceptance.py                  # on one GPU: within ~8 minutes
-    python benchmarks/gpu_acceptance.py --out runs/acceptance --budget-s 480
+    python -m benchmarks.gpu_acceptance                  # on one GPU: within ~8 minutes
+    python -m benchmarks.gpu_acceptance --out runs/acceptance --budget-s 480
 
 Three sections, each a list of rows, printed as JSON lines as they are measured and at
 the end as Markdown tables; both are also written to ``--out`` (``acceptance.jsonl``,
@@ -29,17 +29,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import jax
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.env_throughput import bench_msjax  # noqa: E402
+from benchmarks import env_throughput
 from msjax.run import config as config_lib
-from msjax import distributed, env  # noqa: E402
+from msjax import distributed, env
 from msjax.run import memory
 from msjax.run import loop as train
 
@@ -98,7 +96,7 @@ def env_rows(board_names: list[str], deadline: float) -> list[dict[str, Any]]:
                 rows.append({"section": "env", "board": name, "boards": batch, "skipped": "time budget"})
                 continue
             cfg = env.EnvConfig(H=height, W=width, mine_count=mines)
-            steps_per_s, games_per_s, compile_s = bench_msjax(cfg, batch, num_steps=32, min_time=2.0)
+            steps_per_s, games_per_s, compile_s = env_throughput.bench_msjax(cfg, batch, num_steps=32, min_time=2.0)
             rows.append({
                 "section": "env", "board": name, "boards": batch, "env_steps_per_s": round(steps_per_s),
                 "games_per_s": round(games_per_s), "compile_s": round(compile_s, 1),

@@ -1,9 +1,9 @@
 """The GPU run: one command that trains an accelerator config to completion inside one
 device call, evaluates its agent on 10,000 boards and writes what should come back.
 
-    python benchmarks/gpu_run.py --config intermediate --out OUT             # ~8 minutes on an H100
-    python benchmarks/gpu_run.py --config expert --out OUT
-    python benchmarks/gpu_run.py --config intermediate --out OUT --plan-only  # the sizing alone, as JSON
+    python -m benchmarks.gpu_run --config intermediate --out OUT             # ~8 minutes on an H100
+    python -m benchmarks.gpu_run --config expert --out OUT
+    python -m benchmarks.gpu_run --config intermediate --out OUT --plan-only  # the sizing alone, as JSON
 
 The shipped configs train for hours: the run keeps their recipe and sizes it to
 ``--budget-s`` (default 500) with ``--config.*`` overrides (``gpu_run_plan.plan_run``:
@@ -38,7 +38,7 @@ of decorator, dm-tree and gast carried in ``.whl``; tensorboardX is not needed: 
 turns TensorBoard off)::
 
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
-    PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 python3 benchmarks/gpu_run.py --config intermediate --out $OUT
+    PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 python3 -m benchmarks.gpu_run --config intermediate --out $OUT
 """
 
 from __future__ import annotations
@@ -56,12 +56,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.gpu_run_plan import Plan, fixed_plan, plan_run, stage_rates  # noqa: E402
+from benchmarks import gpu_run_plan
 from msjax.run import config as config_lib
 from msjax.run import files as runfiles
-from msjax.cli.args import config_overrides, positive_float, positive_int  # noqa: E402
-from msjax.run.config import ExperimentConfig  # noqa: E402
+from msjax.cli.args import config_overrides, positive_float, positive_int
+from msjax.run.config import ExperimentConfig
 
 # Nothing here may start a JAX backend before training ends: on a GPU that would take
 # three quarters of the card's memory from the training process.
@@ -252,7 +251,7 @@ def write_summary(out: Path, summary: dict[str, Any]) -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python benchmarks/gpu_run.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.gpu_run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--config", required=True, help="a config name in configs/ (intermediate) or a file")
     parser.add_argument("--out", required=True, help="folder for what comes back (at most 8 files)")
@@ -276,12 +275,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def make_plan(args: argparse.Namespace, cfg: ExperimentConfig) -> Plan:
+def make_plan(args: argparse.Namespace, cfg: ExperimentConfig) -> gpu_run_plan.Plan:
     """The plan the command line asks for (``cfg``: the config with its overrides)."""
     if args.no_sizing:
-        return fixed_plan(args.budget_s, args.eval_games, args.reserve_s or 60.0)
+        return gpu_run_plan.fixed_plan(args.budget_s, args.eval_games, args.reserve_s or 60.0)
     measured = {"imitation": args.imitation_steps_per_s, "ppo": args.ppo_steps_per_s}
-    plan = plan_run(cfg, args.budget_s, args.eval_games, stage_rates(cfg, measured), args.imitation_share)
+    plan = gpu_run_plan.plan_run(cfg, args.budget_s, args.eval_games, gpu_run_plan.stage_rates(cfg, measured), args.imitation_share)
     if args.reserve_s is not None:
         plan = dataclasses.replace(plan, stop_at_s=args.budget_s - args.reserve_s)
     return plan

@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from msjax import stages as stages_lib  # noqa: E402
-from msjax.run.config import ExperimentConfig  # noqa: E402
+from msjax import stages as stages_lib
+from msjax.run.config import ExperimentConfig
 
 
 @dataclasses.dataclass(frozen=True)

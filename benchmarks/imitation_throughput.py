@@ -12,10 +12,10 @@ labelled states per second, compile_s (first call minus the fastest) and the rat
 its fastest call to the config's first row (shared pass, first convolution). One JSON
 line per row, then a table.
 
-    python benchmarks/imitation_throughput.py configs/small.py
-    python benchmarks/imitation_throughput.py configs/small_recycled.py configs/intermediate_cpu.py --repeats 3
-    python benchmarks/imitation_throughput.py configs/small.py --conv-impls patches xla --no-two-pass
-    python benchmarks/imitation_throughput.py configs/small.py --quick     # smoke run
+    python -m benchmarks.imitation_throughput configs/small.py
+    python -m benchmarks.imitation_throughput configs/small_recycled.py configs/intermediate_cpu.py --repeats 3
+    python -m benchmarks.imitation_throughput configs/small.py --conv-impls patches xla --no-two-pass
+    python -m benchmarks.imitation_throughput configs/small.py --quick     # smoke run
 """
 
 from __future__ import annotations
@@ -24,16 +24,13 @@ import argparse
 import dataclasses
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import jax
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from msjax.run import config as config_lib
-from msjax import distributed  # noqa: E402
-from msjax.stages import imitation  # noqa: E402
+from msjax import distributed
+from msjax.stages import imitation
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -16,7 +16,7 @@ Views the JAX analysis flags (past its limits) are counted apart: the solver gue
 on belief propagation. A fast check of the win-rate gap between the two players without
 playing 20,000 games: each disagreement is a guess the JAX player makes differently.
 
-    python benchmarks/lookahead_agreement.py --board expert --games 120 --seed 21
+    python -m benchmarks.lookahead_agreement --board expert --games 120 --seed 21
 """
 
 from __future__ import annotations

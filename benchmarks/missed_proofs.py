@@ -9,9 +9,9 @@ layer of the proofs on offer (some layer-1 proof, or layer-2 proofs only) and by
 cells are proved; each row gives the states, how many times the agent passed the proofs
 over, and how many of those reveals hit a mine (a lost game)::
 
-    python benchmarks/missed_proofs.py runs/expert_cpu --games 200 --seed 7
+    python -m benchmarks.missed_proofs runs/expert_cpu --games 200 --seed 7
 
-A second table asks the agent's own two heads about the states it passed over (``BELIEFS``):
+A second table asks the agent's own two heads about the states it passed over (``diagnostics.PROOF_BELIEFS``):
 how much of its policy went to the proved cells, and whether its mine head saw the proof
 (believed the chosen cell at least as safe as every proved one, or some proved cell safe
 beyond doubt). Where the mine head shares the misreading, no rule that plays by the mine
@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import msjax
-from msjax import distributed, models, solver
+from msjax import distributed, solver
 from msjax.evaluate import diagnostics
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
@@ -47,12 +47,6 @@ CATEGORIES = {
     "four_plus": ">= 4 proved cells",
     "all": "all forced states",
 }
-BELIEFS = {
-    "policy_below_10pct": "its policy gave the proved cells < 10% of its mass",
-    "policy_majority": "its policy gave the proved cells >= 50% (its top cell was elsewhere)",
-    "head_agreed": "its mine head believed the chosen cell at least as safe as every proved one",
-    "head_sure": "its mine head believed some proved cell safe beyond doubt (p(mine) <= 0.01)",
-}
 
 
 def count_passed_over(
@@ -60,7 +54,7 @@ def count_passed_over(
 ) -> dict[str, jax.Array]:
     """``evaluate.play_batch``'s ``count_moves`` (with ``agent`` bound): per category of
     ``CATEGORIES``, ``{category}_states``, ``{category}_passed_over`` and
-    ``{category}_hit_mine``, and per entry of ``BELIEFS`` the passed-over states it
+    ``{category}_hit_mine``, and per entry of ``diagnostics.PROOF_BELIEFS`` the passed-over states it
     describes (int32[B]), for one move of each game."""
     forced = solver.batch_forced_moves(states, cfg, LABEL_SOLVER)
     kinds = diagnostics.judge_moves(states, actions, cfg, forced)
@@ -78,31 +72,9 @@ def count_passed_over(
         counts[f"{name}_passed_over"] = (in_category & kinds.avoidable).astype(jnp.int32)
         counts[f"{name}_hit_mine"] = (in_category & kinds.avoidable & kinds.hit).astype(jnp.int32)
     passed_over = kinds.safe_available & kinds.avoidable
-    for name, described in agent_beliefs(agent, states, actions, cfg, safe).items():
+    for name, described in diagnostics.proof_beliefs(agent, states, actions, cfg, safe).items():
         counts[name] = (passed_over & described).astype(jnp.int32)
     return counts
-
-
-def agent_beliefs(
-    agent: Agent, states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig, safe: jax.Array
-) -> dict[str, jax.Array]:
-    """bool[B] per entry of ``BELIEFS``: what the agent's policy and mine head said about
-    the proved-safe cells ``safe`` (bool[B, H, W]) and its reveal ``actions`` (int32[B])."""
-    batch = actions.shape[0]
-    safe = safe.reshape(batch, -1)
-    logits, _, mine_logits = jax.vmap(agent.outputs)(states)
-    legal = jax.vmap(ms_env.action_mask, in_axes=(0, None))(states, cfg)
-    policy = jax.nn.softmax(models.masked_logits(logits, legal), axis=-1)[:, : cfg.num_cells]
-    proofs_mass = jnp.sum(jnp.where(safe, policy, 0.0), axis=-1)
-    belief = jax.nn.sigmoid(mine_logits.reshape(batch, -1))
-    safest_proved = jnp.min(jnp.where(safe, belief, 1.0), axis=-1)
-    chosen = jnp.take_along_axis(belief, jnp.clip(actions, 0, cfg.num_cells - 1)[:, None], axis=-1)[:, 0]
-    return {
-        "policy_below_10pct": proofs_mass < 0.1,
-        "policy_majority": proofs_mass >= 0.5,
-        "head_agreed": chosen <= safest_proved,
-        "head_sure": safest_proved <= 0.01,
-    }
 
 
 def split_rows(games: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
@@ -133,7 +105,7 @@ def main() -> None:
         parser.error(str(error))
     seconds = time.time() - start
     rows = split_rows(games)
-    beliefs = {label: int(games[name].sum()) for name, label in BELIEFS.items()}
+    beliefs = {label: int(games[name].sum()) for name, label in diagnostics.PROOF_BELIEFS.items()}
     won = float(np.mean(games["won"]))
 
     print(f"{args.run} on {cfg.H}x{cfg.W}x{cfg.mine_count}, {args.games} games, won {won:.1%}, {seconds:.0f} s")

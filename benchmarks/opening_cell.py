@@ -11,73 +11,34 @@ so the paired difference of two cells has a far narrower interval than two indep
 Players: ``rules``, the JAX rule solver as the imitation stages use it (``SolverConfig()``,
 the agents' teacher); ``search``, the search player (``SolverConfig(probabilities="exact",
 exact_lookahead=--candidates, endgame_layouts=--endgame-layouts)``, the depth-0 + endgame row of
-``search_table.py``). Each row: the cell, its win rate with the 95% Wilson interval and the
+``benchmarks.search_table``). Each row: the cell, its win rate with the 95% Wilson interval and the
 paired difference to the first cell given (95% interval on the per-board differences). The
 candidate cells default to one representative of each symmetry class within ``--reach`` rows
 and columns of the corner, plus the board's centre.
 
-    python benchmarks/opening_cell.py --board beginner --player rules --games 20000
-    python benchmarks/opening_cell.py --board beginner --player search --games 20000 --cells 2,2 1,1 3,3
+    python -m benchmarks.opening_cell --board beginner --player rules --games 20000
+    python -m benchmarks.opening_cell --board beginner --player search --games 20000 --cells 2,2 1,1 3,3
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.paired_exact import device_wins, paired_row  # noqa: E402
-from msjax import solver  # noqa: E402
-from msjax.env import STANDARD_BOARDS, EnvConfig  # noqa: E402
-
-
-def block_mask(height: int, width: int, cell: tuple[int, int]) -> np.ndarray:
-    """bool[H, W]: ``cell`` and its neighbours (the block an opening start keeps mine-free)."""
-    row, col = cell
-    mask = np.zeros((height, width), bool)
-    mask[max(row - 1, 0) : row + 2, max(col - 1, 0) : col + 2] = True
-    return mask
-
-
-def coupled_layouts(height: int, width: int, mines: int, games: int, seed: int,
-                    cells: list[tuple[int, int]]) -> dict[tuple[int, int], np.ndarray]:
-    """``{cell: bool[games, H, W]}``: for each game one random priority per board cell; opened
-    at ``cell``, the mines are the ``mines`` cells of highest priority off ``cell``'s block.
-
-    Each cell's layouts are uniform over the boards an opening start at that cell allows
-    (a uniformly random order of the allowed cells, cut after ``mines``)."""
-    priority = np.random.default_rng(seed).random((games, height * width))
-    layouts = {}
-    for cell in cells:
-        allowed = ~block_mask(height, width, cell).reshape(-1)
-        if allowed.sum() < mines:
-            raise ValueError(f"cell {cell}: {allowed.sum()} cells off its block, fewer than {mines} mines")
-        ranked = np.argsort(np.where(allowed, -priority, np.inf), axis=1)[:, :mines]
-        mask = np.zeros((games, height * width), bool)
-        np.put_along_axis(mask, ranked, True, axis=1)
-        layouts[cell] = mask.reshape(games, height, width)
-    return layouts
-
-
-def candidate_cells(height: int, width: int, reach: int, first: tuple[int, int]) -> list[tuple[int, int]]:
-    """``first``, then one cell of each symmetry class of the board within ``reach`` rows and
-    columns of the corner (``row <= col`` on a square board), then the centre; no cell twice."""
-    cells = [first] + [(r, c) for r in range(min(reach, height)) for c in range(min(reach, width))
-                       if height != width or r <= c]
-    cells.append(((height - 1) // 2, (width - 1) // 2))
-    return list(dict.fromkeys(cells))
+from benchmarks.paired_exact import device_progress
+from msjax import solver
+from msjax.distributed import device_name
+from msjax.env import STANDARD_BOARDS, EnvConfig
+from msjax.evaluate.layouts import candidate_cells, coupled_layouts, device_wins
+from msjax.evaluate.paired import paired_row
 
 
 def player_options(player: str, candidates: int, endgame_layouts: int) -> dict:
-    """``SolverConfig`` fields of the ``rules`` or the ``search`` player (``paired_exact``'s
-    ``device_solver_config`` reads them)."""
+    """``SolverConfig`` fields of the ``rules`` or the ``search`` player (``msjax.evaluate.device_solver_config``
+    reads them)."""
     if player == "rules":
         return {"probabilities": "bp"}
     return {"exact_lookahead": candidates, "endgame_layouts": endgame_layouts}
@@ -120,7 +81,8 @@ def main(argv: list[str] | None = None) -> None:
     outcomes, rows = {}, []
     for cell in cells:
         began = time.perf_counter()
-        wins, compile_s = device_wins(layouts[cell], options, args.batch, opening=cell)
+        wins, compile_s = device_wins(layouts[cell], options, args.batch, opening=cell,
+                                      on_batch=device_progress(args.games))
         seconds = time.perf_counter() - began - compile_s
         outcomes[cell] = wins
         paired = paired_row(outcomes[cells[0]], wins)

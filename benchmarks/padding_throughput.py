@@ -14,20 +14,18 @@ Every row steps ``--batch`` boards with random valid reveals and auto-reset (the
 Reported per row: env steps/s, games/s, compile seconds, and env steps/s relative to the
 unpadded 16x30x99 env (the issue's target: padding costs at most 2x, i.e. >= 0.5).
 
-    python benchmarks/padding_throughput.py                 # ~2 min on a 2-core CPU
-    python benchmarks/padding_throughput.py --batch 4096    # a GPU
+    python -m benchmarks.padding_throughput                 # ~2 min on a 2-core CPU
+    python -m benchmarks.padding_throughput --batch 4096    # a GPU
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.env_throughput import bench_msjax, jax_device, steps_per_call  # noqa: E402
-from msjax.env import STANDARD_BOARDS, EnvConfig, board_spec  # noqa: E402
+from benchmarks import env_throughput
+from msjax import distributed
+from msjax.env import STANDARD_BOARDS, EnvConfig, board_spec
 
 BEGINNER, INTERMEDIATE, EXPERT = (board_spec(*STANDARD_BOARDS[name]) for name in ("beginner", "intermediate", "expert"))
 PAD_H, PAD_W = EXPERT[:2]
@@ -52,13 +50,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
-    num_steps = steps_per_call(args.batch, args.steps)
+    num_steps = env_throughput.steps_per_call(args.batch, args.steps)
     rows = []
     for name in args.rows:
-        rate, games, compile_s = bench_msjax(CONFIGS[name], args.batch, num_steps, args.min_time)
+        rate, games, compile_s = env_throughput.bench_msjax(CONFIGS[name], args.batch, num_steps, args.min_time)
         row = {
             "env": name,
-            "device": jax_device(),
+            "device": distributed.device_name(),
             "batch": args.batch,
             "env_steps_per_s": rate,
             "games_per_s": games,

@@ -17,9 +17,9 @@ speed-up. On a GPU host run it with ``--devices 1 2 4 8`` and no XLA flag: each
 subprocess then uses the first N GPUs (``run.num_devices``), and ``vs_1`` / N is the
 scaling efficiency at equal total work; for weak scaling pass ``--per-device-envs``.
 
-    python benchmarks/scaling.py                                # 8x8x10, 256 boards, 1/2/4 CPU devices
-    python benchmarks/scaling.py --devices 1 2 4 8 --num-envs 4096 --real-devices   # GPUs
-    python benchmarks/scaling.py --quick                        # smoke run
+    python -m benchmarks.scaling                                # 8x8x10, 256 boards, 1/2/4 CPU devices
+    python -m benchmarks.scaling --devices 1 2 4 8 --num-envs 4096 --real-devices   # GPUs
+    python -m benchmarks.scaling --quick                        # smoke run
 """
 
 from __future__ import annotations
@@ -68,7 +68,6 @@ def measure(devices: int, args: argparse.Namespace) -> dict:
     """Times one device count in this process (``devices`` 0: no mesh, one device)."""
     import jax
 
-    sys.path.insert(0, str(REPO))
     from msjax import distributed, models
     from msjax.stages import ppo
     from msjax import env as ms_env
@@ -127,8 +126,8 @@ def run_child(devices: int, args: argparse.Namespace, argv: list[str]) -> dict:
         count = max(devices, 1)
         env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={count}".strip()
         env["JAX_PLATFORMS"] = "cpu"
-    command = [sys.executable, str(Path(__file__).resolve()), *argv, "--child", str(devices)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    command = [sys.executable, "-m", "benchmarks.scaling", *argv, "--child", str(devices)]
+    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{devices} device(s) failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

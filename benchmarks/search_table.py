@@ -26,8 +26,8 @@ makes a saved row of the same board, seed and first click, holding those boards,
 baseline (a file saved before boards and first clicks were recorded is taken to be this
 run's, with a warning: its name says its board and seed).
 
-    python benchmarks/search_table.py --board beginner --games 10000 --seed 3
-    python benchmarks/search_table.py --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
+    python -m benchmarks.search_table --board beginner --games 10000 --seed 3
+    python -m benchmarks.search_table --board expert --games 20480 --batch 4096 --rows "depth 1+endgame"
 """
 
 from __future__ import annotations
@@ -40,16 +40,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.paired_exact import (  # noqa: E402
-    at_least_two, check_same_boards, device_solver_config, device_wins, draw_layouts, load_saved, opening_click,
-    percent_cells, unrecorded_warning, vs_first,
-)
-from msjax.cli import args as cli_args  # noqa: E402
-from msjax.env import STANDARD_BOARDS  # noqa: E402
-from msjax.solver import MAX_ENDGAME_LAYOUTS  # noqa: E402
+from msjax.distributed import device_name
+from msjax.evaluate.layouts import device_solver_config, device_wins, draw_layouts, opening_click
+from msjax.evaluate.paired import check_same_boards, load_saved, percent_cells, unrecorded_warning, vs_first
+from msjax.cli import args as cli_args
+from msjax.env import STANDARD_BOARDS
+from msjax.solver import MAX_ENDGAME_LAYOUTS
 
 DEPTHS = (0, 1, 2)
 
@@ -111,10 +107,10 @@ def paired_outcomes(path: str, boards: range, this_run: dict) -> tuple[np.ndarra
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, dict]]:
     """The command line and each row's ``SolverConfig`` fields, by row name; a bad value is
     one argparse ``error:`` line (exit status 2) naming the flag and what it allows."""
-    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.search_table", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="beginner", choices=tuple(STANDARD_BOARDS))
-    parser.add_argument("--games", type=at_least_two, default=10_000, help="boards, each played by every row (>= 2)")
+    parser.add_argument("--games", type=cli_args.at_least_two, default=10_000, help="boards, each played by every row (>= 2)")
     parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the layouts, 0..{cli_args.MAX_SEED}")
     parser.add_argument("--first-board", type=cli_args.non_negative_int, default=0,
                         help="index of the first of the seed's boards played")

@@ -18,7 +18,7 @@ bounds on compiled boards (an LRU of ``web.programs.MAX_BOARDS``), every custom 
 programs were kept, and a compile held the lock every game waited on; before the compile
 slot (``web.programs.CompileSlot``), a burst of new boards compiled all at once.
 
-    PYTHONPATH=. python benchmarks/serve_hostile.py [--clients 3] [--games 2] [--seconds 120]
+    PYTHONPATH=. python -m benchmarks.serve_hostile [--clients 3] [--games 2] [--seconds 120]
         [--max-p95-s 10] [--max-rss-gib 3] [--burst 4] [--burst-rows 11]
 
 Prints a table and one JSON line.

@@ -9,7 +9,7 @@ then ``--moves`` timed moves (a finished game restarts with the next seed).
 The agent is untrained, with the network of ``--config`` (default configs/expert.py): a
 move costs the same with trained weights.
 
-    python benchmarks/serve_latency.py [--moves 200] [--config configs/expert.py]
+    python -m benchmarks.serve_latency [--moves 200] [--config configs/expert.py]
 
 Prints a table and one JSON line.
 """

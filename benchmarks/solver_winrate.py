@@ -28,19 +28,16 @@ separately).
 Output: a table beside the published PSEQ figures (Tu et al. 2017), then one JSON line per
 row. Example:
 
-    python benchmarks/solver_winrate.py --players exact --boards beginner --games 20000 --workers 2
+    python -m benchmarks.solver_winrate --players exact --boards beginner --games 20000 --workers 2
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
 import json
 import multiprocessing
 import sys
 import time
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -55,28 +52,6 @@ PLAYERS = ("random", "layer1", "jax", "jax-exact", "exact")
 PSEQ = {"beginner": (81.6, 90.1), "intermediate": (78.1, 88.9), "expert": (39.6, 52.8)}
 DEFAULT_GAMES = {"beginner": 20_000, "intermediate": 5_000, "expert": 5_000}
 QUICK_GAMES = {"exact": 200, "jax": 1_024, "jax-exact": 512, "layer1": 1_024, "random": 1_024}
-
-
-def solver_fields(text: str) -> dict:
-    """argparse type: ``--solver``'s ``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}``, ``SolverConfig``
-    fields with values read as Python literals; ``ArgumentTypeError`` for an item that is
-    not ``FIELD=VALUE``, an unknown field (the line lists them all) or a value that is not
-    a literal. Whether the values fit together is ``SolverConfig``'s to say."""
-    from msjax.solver import SolverConfig
-
-    known = [field.name for field in dataclasses.fields(SolverConfig)]
-    fields = {}
-    for item in filter(None, text.split(",")):
-        name, equals, value = (part.strip() for part in item.partition("="))
-        if not equals or not name:
-            raise argparse.ArgumentTypeError(f"{item!r} must be FIELD=VALUE (e.g. exact_lookahead=6)")
-        if name not in known:
-            raise argparse.ArgumentTypeError(f"unknown field {name!r} in {text!r}; SolverConfig's fields: {', '.join(known)}")
-        try:
-            fields[name] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            raise argparse.ArgumentTypeError(f"{item}: {value} is not a Python literal (quote words: {name}='{value}')") from None
-    return fields
 
 
 def comma_list(allowed) -> Callable[[str], list[str]]:
@@ -285,7 +260,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line; a bad value is one argparse ``error:`` line (exit status 2) naming
     the flag and what it allows, the ``--solver`` fields checked by building each JAX
     solver player's ``SolverConfig`` before any game."""
-    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.solver_winrate", description=__doc__.split("\n")[0])
     parser.add_argument("--players", type=comma_list(PLAYERS), default=list(PLAYERS), help=f"comma list of {PLAYERS}")
     parser.add_argument("--boards", type=comma_list(STANDARD_BOARDS), default=list(STANDARD_BOARDS),
                         help=f"comma list of {tuple(STANDARD_BOARDS)}")
@@ -299,7 +274,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"0..{cli_args.MAX_SEED}")
     parser.add_argument("--first-click", type=cell, default=None, help="R,C: the exact player's first click on every board")
     parser.add_argument(
-        "--solver", type=solver_fields, default={}, metavar="FIELD=VALUE,...",
+        "--solver", type=cli_args.solver_fields, default={}, metavar="FIELD=VALUE,...",
         help="SolverConfig fields for the JAX solver players, e.g. contradiction_cells=16,bp_iterations=8",
     )
     args = parser.parse_args(argv)

@@ -7,10 +7,10 @@ per second of a steady-state chunk (the rollout's env steps; each update also tr
 ``ppo_epochs`` passes over them), and compile_s = first call minus one steady call.
 One JSON line per row as it is measured, then a table.
 
-    python benchmarks/train_throughput.py                           # 8x8x10, seed CNN, CPU-sized
-    python benchmarks/train_throughput.py --boards 8x8x10 16x16x40 --num-envs 1024 4096  # GPU
-    python benchmarks/train_throughput.py --channels 16,32,32 --steps-per-env 32 --quick
-    python benchmarks/train_throughput.py --num-envs 256 --microbatch-sizes 0 512   # micro-batching's cost
+    python -m benchmarks.train_throughput                           # 8x8x10, seed CNN, CPU-sized
+    python -m benchmarks.train_throughput --boards 8x8x10 16x16x40 --num-envs 1024 4096  # GPU
+    python -m benchmarks.train_throughput --channels 16,32,32 --steps-per-env 32 --quick
+    python -m benchmarks.train_throughput --num-envs 256 --microbatch-sizes 0 512   # micro-batching's cost
 
 With several ``--microbatch-sizes`` (``ppo.microbatch_size``, 0 = off) or ``--remat
 false true`` each board x num_envs is measured once per value, in one process, so their
@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
 import jax
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from msjax import distributed  # noqa: E402
-from msjax import env as ms_env  # noqa: E402
-from msjax import models  # noqa: E402
-from msjax.stages import ppo  # noqa: E402
+from msjax import distributed
+from msjax import env as ms_env
+from msjax import models
+from msjax.stages import ppo
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

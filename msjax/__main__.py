@@ -13,6 +13,7 @@ from typing import Sequence
 COMMANDS = {
     "train": "train an agent: imitation of the rule solver, then PPO (a config file)",
     "evaluate": "a player's win rate with its 95% interval, and what its games tell",
+    "paired": "players on the same boards: win rates and their paired differences",
     "play": "play a game in the terminal, or step through an agent's or the solver's",
     "serve": "the browser inspector: play, or watch an agent with its beliefs overlaid",
     "viz": "figures: training curves, a belief heatmap, calibration",

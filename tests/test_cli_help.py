@@ -8,11 +8,13 @@ import pytest
 from msjax.cli import play, serve, ship, train
 from msjax.cli import evaluate as evaluate_cli
 from msjax.cli import memory as memory_cli
+from msjax.cli import paired as paired_cli
 from msjax.cli import viz as viz_cli
 
 MAINS = {
     "msjax.train": train.main,
     "msjax evaluate": evaluate_cli.main,
+    "msjax paired": paired_cli.main,
     "msjax play": play.main,
     "msjax serve": serve.main,
     "msjax memory": memory_cli.main,

@@ -1,33 +1,56 @@
-"""The GPU run (benchmarks/gpu_run.py, sized by gpu_run_plan.py) on this CPU at tiny
-settings: how it sizes a run to its budget, a run to completion, a run its budget guard
-cuts, and the agent it brings back. The two runs are real training processes
-(``python -m msjax.train``)."""
+"""The GPU run (``python -m benchmarks.gpu_run``, sized by ``benchmarks.gpu_run_plan``) on
+this CPU at tiny settings, run as the command: how it sizes a run to its budget, a run to
+completion, a run its budget guard cuts, and the agent it brings back. The two runs are
+real training processes (``python -m msjax.train``)."""
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
+from tiny_runs import ENDLESS, TINY, config_file
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks import gpu_run, gpu_run_plan  # noqa: E402
+from msjax import agent as agent_lib
+from msjax import evaluate
 from msjax.run import checkpoint as checkpoint_lib
 from msjax.run import config as config_lib
-from msjax import evaluate  # noqa: E402
-from tiny_runs import ENDLESS, TINY, config_file  # noqa: E402
+from msjax.shipped import files as shipped_files
 
 EVAL_GAMES = 64
+REPO = Path(__file__).resolve().parents[1]
+OUT_FILES = ("agent.msgpack", "config.json", "metrics.jsonl", "final_eval.json", "training_curves.png",
+             "win_rate_vs_compute.png", "log.txt", "summary.json")  # what the run promises to bring back
+
+
+def gpu_run(*argv: str) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.gpu_run ARGV`` from the repository's root."""
+    return subprocess.run([sys.executable, "-m", "benchmarks.gpu_run", *argv], cwd=REPO, capture_output=True, text=True)
 
 
 def run_script(tmp_path: Path, cfg, *options: str) -> tuple[dict, Path, Path]:
-    """``gpu_run.main`` on ``cfg`` (unsized), bringing back ``EVAL_GAMES`` games'
-    evaluation; returns the summary, the output folder and the run directory."""
+    """The GPU run on ``cfg`` (unsized), bringing back ``EVAL_GAMES`` games' evaluation;
+    returns the summary, the output folder and the run directory."""
     out, workdir = tmp_path / "out", tmp_path / "run"
     argv = ["--config", str(config_file(tmp_path, cfg)), "--out", str(out), "--workdir", str(workdir)]
-    summary = gpu_run.main(argv + ["--no-sizing", "--eval-games", str(EVAL_GAMES), *options])
-    return summary, out, workdir
+    done = gpu_run(*argv, "--no-sizing", "--eval-games", str(EVAL_GAMES), *options)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((out / "summary.json").read_text()), out, workdir
+
+
+def returned_agent(directory: Path):
+    """The agent a GPU run brought back (its ``config.json`` and ``agent.msgpack``)."""
+    cfg = config_lib.load_json(directory / "config.json")
+    return agent_lib.from_params(shipped_files.read_params(directory / "agent.msgpack"), cfg).replace(config=cfg)
+
+
+def plan(config: str, *options: str) -> dict:
+    """``--plan-only``'s JSON line."""
+    done = gpu_run("--config", config, "--out", "unused", "--plan-only", *options)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -38,20 +61,20 @@ def finished_run(tmp_path_factory):
 
 def test_a_run_to_completion_brings_back_every_promised_file(finished_run):
     summary, out, _ = finished_run
-    assert sorted(path.name for path in out.iterdir()) == sorted(gpu_run.OUT_FILES)
+    assert sorted(path.name for path in out.iterdir()) == sorted(OUT_FILES)
     assert summary["status"] == "complete" and not summary["cut"] and summary["train_returncode"] == 0
     final = json.loads((out / "final_eval.json").read_text())
     assert final["evaluated_by"] == "msjax.train" and final["episodes"] == EVAL_GAMES
     assert summary["win_rate"] == final["win_rate"] and summary["win_rate_ci95"] == final["win_rate_ci95"]
     assert summary["env_steps"] == 4 * 16 * 8 and summary["updates"] == {"ppo": 4}
-    assert json.loads((out / "summary.json").read_text()) == summary  # one line
+    assert len((out / "summary.json").read_text().strip().splitlines()) == 1
     trained = config_lib.load_json(out / "config.json")
     assert trained.run.final_eval_episodes == EVAL_GAMES and trained.ppo == TINY.ppo
 
 
 def test_the_returned_agent_plays_as_the_checkpoint_it_came_from(finished_run):
     _, out, workdir = finished_run
-    returned, saved = gpu_run.load_returned_agent(out), checkpoint_lib.load_agent(workdir)
+    returned, saved = returned_agent(out), checkpoint_lib.load_agent(workdir)
     assert returned.config == saved.config and returned.env_cfg == TINY.env
     assert jax.tree.all(jax.tree.map(np.array_equal, returned.params, saved.params))
     games = [evaluate.evaluate(agent, TINY.env, episodes=32, seed=3, batch_size=32) for agent in (returned, saved)]
@@ -64,48 +87,44 @@ def test_the_budget_guard_cuts_a_run_that_would_overrun_and_still_brings_back_th
     options = ["--budget-s", "1", "--reserve-s", "1", "--start-wait-s", "240", "--config.run.eval_every_updates=2"]
     summary, out, workdir = run_script(tmp_path, ENDLESS, *options)
     assert summary["status"] == "cut" and summary["cut"] and summary["train_returncode"] == 143  # 128 + SIGTERM
-    assert sorted(path.name for path in out.iterdir()) == sorted(gpu_run.OUT_FILES)
+    assert sorted(path.name for path in out.iterdir()) == sorted(OUT_FILES)
     final = json.loads((out / "final_eval.json").read_text())
     assert final["evaluated_by"].startswith("gpu_run") and final["episodes"] == EVAL_GAMES
     assert not (workdir / "final_eval.json").exists()  # the run itself never got there
     latest = checkpoint_lib.load_agent(workdir)
     assert 0 < summary["updates"]["ppo"] < ENDLESS.ppo.num_updates
-    assert jax.tree.all(jax.tree.map(np.array_equal, gpu_run.load_returned_agent(out).params, latest.params))
+    assert jax.tree.all(jax.tree.map(np.array_equal, returned_agent(out).params, latest.params))
 
 
 # ----------------------------------------------------------------------------- sizing
 
 
-def test_the_plan_sizes_a_run_by_its_arithmetic():
+def test_the_plan_sizes_a_run_by_its_arithmetic(tmp_path):
     # TINY: 16 boards x 8 steps = 128 env steps an update; at 128 steps/s an update is 1 s,
-    # so a chunk is 10 updates (CHUNK_S). Greedy play runs at 5 x 128 board-steps/s, a batch
-    # of 32 games for 7 moves (half the 14 safe cells): 0.35 s per 32 games, 0.7 s per 64.
-    # Reserve: a chunk 10 + save 5 + finish 25 + eval compile 20 + final 0.7 = 60.7 s; fixed:
-    # start 20 + eval compile 20 + compile 10 = 50 s; allowed 0.85 x (300 - 60.7 - 50) = 160.9 s.
-    # 160 updates evaluated every 50 (4 evaluations) would take 160 + 3 x 0.35 + 0.7 = 161.75 s;
-    # 150 updates (3 evaluations) take 151.4 s.
-    plan = gpu_run_plan.plan_run(TINY, 300.0, EVAL_GAMES, {"ppo": gpu_run_plan.StageRate(128.0, 10.0)}, 0.67)
-    assert plan.overrides == (
-        "ppo.num_updates=150", "run.chunk_updates=10", "run.eval_every_updates=50",
-        f"run.final_eval_episodes={EVAL_GAMES}", "run.tensorboard=false",
-    )  # fmt: skip
-    assert plan.stop_at_s == pytest.approx(300 - 60.7)
+    # so a chunk is 10 updates (CHUNK_S). Reserve: a chunk 10 + save 5 + finish 25 + eval
+    # compile 20 + final evaluation 0.7 = 60.7 s.
+    sized = plan(str(config_file(tmp_path, TINY)), "--budget-s", "300", "--eval-games", str(EVAL_GAMES),
+                 "--ppo-steps-per-s", "128")
+    names = [override.split("=")[0] for override in sized["overrides"]]
+    assert names == ["ppo.num_updates", "run.chunk_updates", "run.eval_every_updates", "run.final_eval_episodes",
+                     "run.tensorboard"]
+    assert "run.chunk_updates=10" in sized["overrides"] and f"run.final_eval_episodes={EVAL_GAMES}" in sized["overrides"]
+    assert sized["stop_at_s"] == pytest.approx(300 - 60.7)
 
 
 @pytest.mark.parametrize("name", ["intermediate", "expert"])
 def test_the_shipped_configs_are_sized_to_finish_before_the_guard_stops_them(name):
     shipped = config_lib.load_config(name)
-    plan = gpu_run_plan.plan_run(shipped, 500.0, 10_000, gpu_run_plan.stage_rates(shipped), 0.67)
-    sized = config_lib.apply_overrides(shipped, plan.overrides)
+    sized_plan = plan(name, "--budget-s", "500", "--eval-games", "10000")
+    sized = config_lib.apply_overrides(shipped, sized_plan["overrides"])
     changed = {line.split(":")[0] for line in config_lib.differences(shipped, sized)}
-    assert changed <= {override.split("=")[0] for override in plan.overrides}  # the recipe is kept
+    assert changed <= {override.split("=")[0] for override in sized_plan["overrides"]}  # the recipe is kept
     assert sized.imitation.num_updates % sized.run.chunk_updates == 0  # no second compile for a short chunk
-    assert sized.ppo.num_updates % sized.run.chunk_updates == 0
-    estimate = plan.estimate
-    assert estimate["startup_s"] + estimate["compile_s"] + estimate["updates_and_evals_s"] < plan.stop_at_s
+    assert sized.ppo.total_updates % sized.run.chunk_updates == 0
+    assert sized_plan["startup_s"] + sized_plan["compile_s"] + sized_plan["updates_and_evals_s"] < sized_plan["stop_at_s"]
 
 
 def test_a_budget_too_small_for_one_chunk_of_each_stage_is_refused_in_one_line(tmp_path):
-    with pytest.raises(SystemExit, match=r"^error: --budget-s 150 is too small: .* s of start and compiles") as refused:
-        gpu_run.main(["--config", "expert", "--out", str(tmp_path), "--budget-s", "150"])
-    assert "\n" not in str(refused.value) and not any(tmp_path.iterdir())  # nothing ran
+    done = gpu_run("--config", "expert", "--out", str(tmp_path), "--budget-s", "150")
+    assert done.returncode != 0 and done.stderr.strip().splitlines()[-1].startswith("error: --budget-s 150 is too small: ")
+    assert " s of start and compiles" in done.stderr and not any(tmp_path.iterdir())  # nothing ran

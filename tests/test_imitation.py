@@ -317,20 +317,6 @@ def test_the_shared_forward_pass_is_the_update_of_the_separate_one():
     assert int(np.sum(np.asarray(one_metrics["learner_win_rate"]) >= 0)) > 0  # learner games finished
 
 
-def test_the_throughput_benchmark_times_both_passes_where_the_config_can_share_them():
-    from benchmarks.imitation_throughput import variants
-
-    from msjax.run import config as config_lib
-
-    small = config_lib.load_config("small")
-    assert [(share, impl) for share, impl, _ in variants(small)] == [(True, "auto"), (False, "auto")]
-    assert not variants(small)[1][2].imitation.forward_is_shared
-    both = variants(small, ["patches", "xla"], two_pass=False)
-    assert [(share, cfg.model.conv_impl) for share, _, cfg in both] == [(True, "patches"), (True, "xla")]
-    beginner = config_lib.load_config("beginner")  # 16 labelled steps an update: nothing to share
-    assert [share for share, _, _ in variants(beginner)] == [True]
-
-
 def test_the_beliefs_handed_on_are_the_gradient_passs_on_each_games_state():
     env_cfg = ms_env.EnvConfig(H=5, W=5, mine_count=4, guarantee_safe_neighborhood=True)
     model_cfg = models.ModelConfig(channels=(8, 8), value_hidden=8, flag_actions=False, carry_beliefs=True)

@@ -171,3 +171,17 @@ def test_entry_points_are_shims_into_the_command_lines():
     assert len(MODULES["msjax.train"].read_text().splitlines()) <= 10, "msjax.train is more than a shim"
     mains = [m for m in MODULES if m.endswith("__main__")]
     assert mains == ["msjax.__main__"], f"entry points inside packages: {mains}"
+
+
+def test_no_test_imports_the_benchmarks():
+    """benchmarks/ holds measurements run as commands (``python -m benchmarks.X``); what a
+    test checks lives in msjax, or the test runs the benchmark as a command."""
+    importers = []
+    for path in sorted(TESTS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            if any(name == "benchmarks" or name.startswith("benchmarks.") for name in names):
+                importers.append(f"{path.name}:{node.lineno}")
+    assert not importers, f"tests import benchmarks: {', '.join(importers)}"

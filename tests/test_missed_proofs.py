@@ -1,4 +1,5 @@
-"""benchmarks/missed_proofs.py: what an agent's two heads said on a state it passed over."""
+"""msjax.evaluate.diagnostics.proof_beliefs (benchmarks.missed_proofs' second table): what an
+agent's two heads said on a state it passed over."""
 
 import dataclasses
 
@@ -7,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 from drawings import config_for, position
 
-from benchmarks.missed_proofs import LABEL_SOLVER, agent_beliefs
 from msjax import solver
+from msjax.evaluate.diagnostics import proof_beliefs
 
 BOARD = """
     . . . .
@@ -17,6 +18,7 @@ BOARD = """
     # # * #
 """  # the 0 and the 1s prove (3, 0), (3, 1) and (3, 3) safe; (3, 2) is the mine
 MINE_CELL = 14
+LABEL_SOLVER = solver.SolverConfig(max_layer=2)  # benchmarks.missed_proofs' deduction
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +39,7 @@ def beliefs_about_revealing_the_mine(mine_logits: np.ndarray) -> dict[str, bool]
     assert np.flatnonzero(np.asarray(safe[0]).reshape(-1)).tolist() == [12, 13, 15]
     logits = jnp.zeros(2 * cfg.num_cells).at[MINE_CELL].set(10.0)  # nearly all its mass on the mine
     agent = FixedHeads(logits, jnp.asarray(mine_logits, jnp.float32).reshape(4, 4))
-    found = agent_beliefs(agent, states, jnp.array([MINE_CELL]), cfg, safe)
+    found = proof_beliefs(agent, states, jnp.array([MINE_CELL]), cfg, safe)
     return {name: bool(value[0]) for name, value in found.items()}
 
 

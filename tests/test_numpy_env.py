@@ -6,9 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.env_throughput import random_valid_reveals
 from msjax.env.numpy_env import NumpyMinesweeper, random_hidden_cells
-from msjax.env import EnvConfig
+from msjax.env import EnvConfig, batch_random_reveals
 
 
 def test_density_band_draws_mine_counts_in_range():
@@ -48,8 +47,8 @@ def test_benchmark_policy_reveals_only_allowed_cells_and_reaches_all_of_them():
     height, width = 5, 7
     allowed = np.random.default_rng(9).random((400, height * width)) < 0.2
     allowed[:, 3] = True
-    picks = np.asarray(random_valid_reveals(jax.random.key(0), jnp.asarray(allowed), height, width))
+    picks = np.asarray(batch_random_reveals(jax.random.key(0), jnp.asarray(allowed), height, width))
     assert allowed[np.arange(400), picks].all()
     same_mask = jnp.broadcast_to(jnp.asarray(allowed[0]), allowed.shape)
-    picks = np.asarray(random_valid_reveals(jax.random.key(1), same_mask, height, width))
+    picks = np.asarray(batch_random_reveals(jax.random.key(1), same_mask, height, width))
     assert set(picks.tolist()) == set(np.flatnonzero(allowed[0]).tolist())

@@ -1,16 +1,11 @@
-"""benchmarks/opening_cell.py: the coupled opening-start layouts and the candidate cells."""
+"""msjax.evaluate.layouts (for benchmarks.opening_cell): the coupled opening-start layouts and the candidate cells."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.opening_cell import block_mask, candidate_cells, coupled_layouts  # noqa: E402
+from msjax.evaluate.layouts import block_mask, candidate_cells, coupled_layouts
 
 
 def test_block_mask_is_the_cell_and_its_neighbours_clipped_to_the_board():

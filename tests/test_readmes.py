@@ -144,11 +144,13 @@ def msjax_command(argv: list[str]) -> tuple[str, list[str]] | None:
 
 def check_parses(argv: list[str]) -> None:
     """Checks a README command without running it: an msjax command parses with its own
-    parser (its config and overrides load); a script or extra exists."""
+    parser (its config and overrides load); a script, a benchmark module
+    (``python -m benchmarks.X``) or an extra exists."""
     from msjax.run import config as config_lib
     from msjax.cli import play, serve, ship, train
     from msjax.cli import evaluate as evaluate_cli
     from msjax.cli import memory as memory_cli
+    from msjax.cli import paired as paired_cli
     from msjax.cli import viz as viz_cli
 
     command = msjax_command(argv)
@@ -163,7 +165,8 @@ def check_parses(argv: list[str]) -> None:
             config_lib.apply_overrides(config_lib.load_config(args.config), args.overrides)
         else:
             parsers = {"evaluate": evaluate_cli.build_parser().parse_args, "viz": viz_cli.build_parser().parse_args,
-                       "play": play.parse_args, "serve": serve.parse_args, "ship": ship.parse_args}
+                       "play": play.parse_args, "serve": serve.parse_args, "ship": ship.parse_args,
+                       "paired": paired_cli.build_parser().parse_args}
             assert name in parsers, f"{shlex.join(argv)}: msjax has no command {name!r}"
             parsers[name](rest)
     elif argv[:3] == ["python", "-m", "ruff"]:
@@ -172,6 +175,9 @@ def check_parses(argv: list[str]) -> None:
         assert argv[3:] in (["serve"], ["build", "--strict"]) and (REPOSITORY / "mkdocs.yml").is_file()
     elif argv[:3] == ["python", "-m", "pytest"]:
         assert (REPOSITORY / argv[-1]).is_dir()
+    elif argv[:2] == ["python", "-m"] and argv[2].startswith("benchmarks."):
+        module = argv[2].removeprefix("benchmarks.")
+        assert (REPOSITORY / "benchmarks" / f"{module}.py").is_file(), f"{argv[2]}: no benchmarks/{module}.py"
     elif argv[0] == "python" and argv[1].endswith(".py"):
         assert (REPOSITORY / argv[1]).is_file(), f"{argv[1]} does not exist"
     elif argv[:3] == ["pip", "install", "-e"]:

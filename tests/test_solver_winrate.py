@@ -1,10 +1,17 @@
-"""benchmarks/solver_winrate.py's and paired_exact.py's command lines: a bad value is one
-argparse line naming the flag, the value and what it allows (no games played)."""
+"""``--solver FIELD=VALUE,...`` (``msjax.cli.args.solver_fields``) and the benchmarks that
+take it (``python -m benchmarks.solver_winrate``, ``benchmarks.paired_exact``): a bad value is
+one argparse line naming the flag, the value and what it allows (no games played)."""
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from benchmarks import paired_exact, solver_winrate
-from benchmarks.solver_winrate import solver_fields
+from msjax.cli.args import solver_fields
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_solver_fields_are_python_literals():
@@ -13,46 +20,31 @@ def test_solver_fields_are_python_literals():
 
 
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("text", "message"),
     [
-        (["--solver", "bogus=1"], "argument --solver: unknown field 'bogus' in 'bogus=1'; SolverConfig's fields: "),
-        (["--solver", "max_layer"], "argument --solver: 'max_layer' must be FIELD=VALUE"),
-        (["--solver", "probabilities=exact"], "argument --solver: probabilities=exact: exact is not a Python literal"),
-        (["--solver", "max_layer=7"], "argument --solver: SolverConfig.max_layer=7 "),
-        (["--games", "0"], "argument --games: 0 must be >= 1"),
-        (["--batch", "0"], "argument --batch: 0 must be >= 1"),
-        (["--seed", "-1"], "argument --seed: -1 must be in [0, 4294967295]"),
-        (["--players", "jax,alien"], "argument --players: unknown ['alien']; allowed ('random', 'layer1', 'jax', "),
-        (["--first-click", "2"], "argument --first-click: '2' must be R,C: two integers >= 0"),
+        ("bogus=1", "unknown field 'bogus' in 'bogus=1'; SolverConfig's fields: "),
+        ("max_layer", "'max_layer' must be FIELD=VALUE"),
+        ("probabilities=exact", "probabilities=exact: exact is not a Python literal"),
     ],
 )
-def test_solver_winrate_bad_values_are_one_argparse_line(argv, message, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        solver_winrate.main(["--players", "jax", "--boards", "beginner", *argv])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith(f"solver_winrate.py: error: {message}"), err[-1]
-
-
-def test_the_unknown_field_line_lists_every_solver_field(capsys):
-    with pytest.raises(SystemExit):
-        solver_winrate.main(["--solver", "bogus=1"])
-    err = capsys.readouterr().err
-    assert "max_layer" in err and "exact_lookahead" in err and "endgame_layouts" in err
+def test_a_bad_solver_field_is_one_line_naming_it(text, message):
+    with pytest.raises(argparse.ArgumentTypeError) as error:
+        solver_fields(text)
+    assert str(error.value).startswith(message)
+    if text == "bogus=1":  # the line lists every field
+        assert all(name in str(error.value) for name in ("max_layer", "exact_lookahead", "endgame_layouts"))
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--solver", "bogus=1"], "argument --solver: unknown field 'bogus'"),
-        (["--baseline", "bogus=1"], "argument --baseline: unknown field 'bogus'"),
-        (["--solver", "lookahead_tolerance=1.5"], "argument --solver: SolverConfig.lookahead_tolerance=1.5 "),
-        (["--games", "1"], "argument --games: 1 must be >= 2"),
-        (["--seed", "-1"], "argument --seed: -1 must be in [0, 4294967295]"),
+        (["solver_winrate", "--players", "jax", "--boards", "beginner", "--solver", "max_layer=7"],
+         "python -m benchmarks.solver_winrate: error: argument --solver: SolverConfig.max_layer=7 "),
+        (["paired_exact", "--board", "beginner", "--games", "1"],
+         "python -m benchmarks.paired_exact: error: argument --games: 1 must be >= 2"),
     ],
 )
-def test_paired_exact_bad_values_are_one_argparse_line(argv, message, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        paired_exact.main(["--board", "beginner", *argv])
-    assert exit_info.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(f"paired_exact.py: error: {message}")
+def test_the_benchmarks_refuse_a_bad_value_in_one_argparse_line(argv, message):
+    done = subprocess.run([sys.executable, "-m", f"benchmarks.{argv[0]}", *argv[1:]], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith(message), done.stderr[-2000:]

@@ -5,8 +5,13 @@ overrides of a config file (``config_overrides``)."""
 from __future__ import annotations
 
 import argparse
+import ast
+import dataclasses
 
-__all__ = ["config_overrides", "int_in", "lookahead", "non_negative_int", "positive_int", "positive_float", "seed", "MAX_SEED"]
+__all__ = [
+    "at_least_two", "config_overrides", "int_in", "lookahead", "non_negative_int", "positive_int", "positive_float", "seed",
+    "solver_fields", "MAX_SEED",
+]
 
 OVERRIDE = "--config."
 MAX_SEED = 2**32 - 1
@@ -27,6 +32,14 @@ def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def at_least_two(text: str) -> int:
+    """argparse type: a count of boards, an integer >= 2 (a paired interval needs two)."""
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 2")
     return value
 
 
@@ -60,6 +73,28 @@ def lookahead(text: str) -> tuple[int, int, str]:
     if candidates < 1 or samples < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: K and N must be >= 1")
     return candidates, samples, parts[2]
+
+
+def solver_fields(text: str) -> dict:
+    """argparse type: ``--solver``'s ``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}``, ``SolverConfig``
+    fields with values read as Python literals; ``ArgumentTypeError`` for an item that is
+    not ``FIELD=VALUE``, an unknown field (the line lists them all) or a value that is not
+    a literal. Whether the values fit together is ``SolverConfig``'s to say."""
+    from msjax.solver import SolverConfig
+
+    known = [field.name for field in dataclasses.fields(SolverConfig)]
+    fields = {}
+    for item in filter(None, text.split(",")):
+        name, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or not name:
+            raise argparse.ArgumentTypeError(f"{item!r} must be FIELD=VALUE (e.g. exact_lookahead=6)")
+        if name not in known:
+            raise argparse.ArgumentTypeError(f"unknown field {name!r} in {text!r}; SolverConfig's fields: {', '.join(known)}")
+        try:
+            fields[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise argparse.ArgumentTypeError(f"{item}: {value} is not a Python literal (quote words: {name}='{value}')") from None
+    return fields
 
 
 def config_overrides(rest: list[str], parser: argparse.ArgumentParser, example: str = "ppo.lr=1e-4") -> list[str]:

@@ -49,7 +49,7 @@ name, the boards of a mix), ``rules`` (actions, new games, mine placement, the f
 (``frontier``, ``action_mask``, ``observe``, ``board_symbols``, ``render``).
 """
 
-from msjax.env.batch import batch_random_first_clicks, batch_reset, batch_step, select_games
+from msjax.env.batch import batch_random_first_clicks, batch_random_reveals, batch_reset, batch_step, select_games
 from msjax.env.bits import dilate, neighbour_sum, pack_rows, unpack_rows
 from msjax.env.boards import STANDARD_BOARDS, board_config, board_env, board_name, board_shape, parse_board, playable
 from msjax.env.config import (
@@ -95,6 +95,7 @@ __all__ = [
     "EnvState",
     "action_mask",
     "batch_random_first_clicks",
+    "batch_random_reveals",
     "batch_reset",
     "batch_step",
     "select_games",

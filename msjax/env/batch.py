@@ -173,6 +173,34 @@ def batch_random_first_clicks(
     return jax.lax.cond(jnp.any(opened), open_games, lambda s: s, states)
 
 
+def batch_random_reveals(key: jax.Array, reveal_mask: jax.Array, height: int, width: int) -> jax.Array:
+    """int32[B]: one cell per board, uniform among its allowed reveals (a random
+    player's moves, as ``benchmarks.env_throughput`` steps the env).
+
+    Args:
+      key: PRNG key.
+      reveal_mask: bool[B, H*W], at least one allowed cell per board.
+      height: the board's rows.
+      width: the board's columns.
+
+    Draws one random integer per board (not one per cell: threefry bits are dear on a CPU)
+    and finds that allowed cell in two steps, row then column, because XLA lowers
+    ``cumsum`` to a quadratic ``reduce_window``: two short prefix sums of length H and W
+    cost far less than one of length H*W on the big boards.
+    """
+    batch = reveal_mask.shape[0]
+    cells = reveal_mask.reshape(batch, height, width)
+    per_row = jnp.sum(cells, axis=2, dtype=jnp.int32)
+    rows_through = jnp.cumsum(per_row, axis=1, dtype=jnp.int32)
+    draw = jax.random.randint(key, (batch,), 0, rows_through[:, -1])
+    row = jnp.argmax(rows_through > draw[:, None], axis=1)
+    in_row = row[:, None] == jnp.arange(height)
+    rank_in_row = draw - jnp.sum(jnp.where(in_row, rows_through - per_row, 0), axis=1)
+    row_cells = jnp.any(cells & in_row[:, :, None], axis=1)
+    column = jnp.argmax(jnp.cumsum(row_cells, axis=1, dtype=jnp.int32) > rank_in_row[:, None], axis=1)
+    return (row * width + column).astype(jnp.int32)
+
+
 def select_games(flags: jax.Array, new: Any, old: Any) -> Any:
     """Per game, ``new`` where ``flags`` (bool[B], or bool[] for one game) holds, else
     ``old``: two pytrees of the same structure (``EnvState``), every leaf ``[B, ...]``."""

@@ -34,6 +34,7 @@ import numpy as np
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import solver as solver_lib
+from msjax.models import masked_logits
 
 DEDUCTION = solver_lib.SolverConfig()  # layers 1-3 prove cells, whatever guesses follow
 
@@ -304,3 +305,37 @@ def diagnose(
     if exact:
         figures.update(loss_causes(games))
     return figures
+
+
+# ----------------------------------------------------------------------------- an agent's beliefs where cells were proved
+
+PROOF_BELIEFS = {
+    "policy_below_10pct": "its policy gave the proved cells < 10% of its mass",
+    "policy_majority": "its policy gave the proved cells >= 50% (its top cell was elsewhere)",
+    "head_agreed": "its mine head believed the chosen cell at least as safe as every proved one",
+    "head_sure": "its mine head believed some proved cell safe beyond doubt (p(mine) <= 0.01)",
+}
+"""What ``proof_beliefs`` asks an agent about a position with proved-safe cells."""
+
+
+def proof_beliefs(
+    agent: Any, states: ms_env.EnvState, actions: jax.Array, cfg: ms_env.EnvConfig, safe: jax.Array
+) -> dict[str, jax.Array]:
+    """bool[B] per entry of ``PROOF_BELIEFS``: what the agent's policy and mine head said about
+    the proved-safe cells ``safe`` (bool[B, H, W]) and its reveal ``actions`` (int32[B]); ``agent``: an
+    ``msjax.agent.Agent`` (its ``outputs``: policy logits, value, mine logits)."""
+    batch = actions.shape[0]
+    safe = safe.reshape(batch, -1)
+    logits, _, mine_logits = jax.vmap(agent.outputs)(states)
+    legal = jax.vmap(ms_env.action_mask, in_axes=(0, None))(states, cfg)
+    policy = jax.nn.softmax(masked_logits(logits, legal), axis=-1)[:, : cfg.num_cells]
+    proofs_mass = jnp.sum(jnp.where(safe, policy, 0.0), axis=-1)
+    belief = jax.nn.sigmoid(mine_logits.reshape(batch, -1))
+    safest_proved = jnp.min(jnp.where(safe, belief, 1.0), axis=-1)
+    chosen = jnp.take_along_axis(belief, jnp.clip(actions, 0, cfg.num_cells - 1)[:, None], axis=-1)[:, 0]
+    return {
+        "policy_below_10pct": proofs_mass < 0.1,
+        "policy_majority": proofs_mass >= 0.5,
+        "head_agreed": chosen <= safest_proved,
+        "head_sure": safest_proved <= 0.01,
+    }

@@ -1,4 +1,5 @@
-"""benchmarks/paired_agents.py: agents on the same boards, and saved rows as baselines."""
+"""msjax.evaluate.paired and ``msjax paired``: players on the same boards, saved rows as
+baselines, and the checks that a saved file holds this run's boards."""
 
 import json
 
@@ -6,9 +7,11 @@ import numpy as np
 import pytest
 from tiny_runs import TINY, saved_run
 
-from benchmarks import paired_agents
-from benchmarks.paired_agents import boards_played, saved_outcomes
+from msjax.cli import paired as paired_cli
 from msjax.env import EnvConfig
+from msjax.evaluate.paired import (
+    boards_played, check_same_boards, load_saved, paired_row, save_rows, saved_outcomes, unrecorded_warning,
+)
 
 WINS = np.array([[True, False, True, True], [False, False, True, False]])
 RUN = {"board": "4x4x2", "seed": 7, "rule": "opening"}  # this run's boards
@@ -58,7 +61,7 @@ def test_an_older_file_without_its_board_and_rule_is_taken_at_its_word_with_thos
 def test_saved_rows_record_the_board_seed_and_first_click_rule(tmp_path):
     path = tmp_path / "rows.npz"
     safe_start = EnvConfig(H=4, W=4, mine_count=2, guarantee_safe_neighborhood=False)
-    paired_agents.save_rows(str(path), ["a"], [WINS[0]], boards_played(safe_start, 7))
+    save_rows(str(path), ["a"], [WINS[0]], boards_played(safe_start, 7))
     with np.load(path) as kept:
         assert (str(kept["board"]), int(kept["seed"]), str(kept["rule"])) == ("4x4x2", 7, "safe")
         assert kept["rows"].tolist() == ["a"] and kept["wins"].tolist() == [WINS[0].tolist()]
@@ -67,9 +70,9 @@ def test_saved_rows_record_the_board_seed_and_first_click_rule(tmp_path):
 def test_a_row_saved_with_another_first_click_rule_is_refused_before_playing(tmp_path, capsys):
     path = saved_file(tmp_path, rule="safe")
     with pytest.raises(SystemExit):
-        paired_agents.main(["--against", f"{path}:0", "--solver", "rules", "--games", "4", "--seed", "7"])
+        paired_cli.main(["--against", f"{path}:0", "--solver", "rules", "--games", "4", "--seed", "7"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err == f"paired_agents.py: error: --against {path}:0: its rule safe, this run's opening (other boards)"
+    assert err == f"python -m msjax paired: error: --against {path}:0: its rule safe, this run's opening (other boards)"
 
 
 @pytest.mark.parametrize("content", ["truncated", "garbage", "npy"])
@@ -82,9 +85,9 @@ def test_against_a_file_that_is_not_a_saved_npz_is_one_line(tmp_path, capsys, co
     else:
         np.save(open(path, "wb"), WINS)
     with pytest.raises(SystemExit):
-        paired_agents.main(["--against", f"{path}:0", "--solver", "rules", "--games", "4"])
+        paired_cli.main(["--against", f"{path}:0", "--solver", "rules", "--games", "4"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == (f"paired_agents.py: error: --against {path}:0: "
+    assert err[-1] == (f"python -m msjax paired: error: --against {path}:0: "
                        "not a .npz file that --save wrote (truncated, or another kind of file)")
     assert "Traceback" not in err and not any("pickled" in line for line in err)
 
@@ -95,39 +98,39 @@ def test_against_a_file_that_is_not_a_saved_npz_is_one_line(tmp_path, capsys, co
 )
 def test_bad_numbers_are_one_argparse_line_naming_the_flag_and_range(capsys, flag, value, allowed):
     with pytest.raises(SystemExit) as exit_info:
-        paired_agents.main(["--solver", "rules", flag, value])
+        paired_cli.main(["--solver", "rules", flag, value])
     assert exit_info.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1] == f"paired_agents.py: error: argument {flag}: {allowed}"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"python -m msjax paired: error: argument {flag}: {allowed}"
 
 
 def test_an_agent_paired_with_its_own_saved_row_differs_by_nothing(tmp_path, capsys):
     run = str(saved_run(tmp_path / "run"))
     saved = str(tmp_path / "first.npz")
-    paired_agents.main([run, "--games", "8", "--batch", "4", "--seed", "3", "--save", saved])
+    paired_cli.main([run, "--games", "8", "--batch", "4", "--seed", "3", "--save", saved])
     capsys.readouterr()
     again = str(tmp_path / "again.npz")
-    paired_agents.main([run, "--games", "6", "--batch", "4", "--seed", "3", "--against", f"{saved}:{run}", "--save", again])
+    paired_cli.main([run, "--games", "6", "--batch", "4", "--seed", "3", "--against", f"{saved}:{run}", "--save", again])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [row["agent"] for row in rows] == [f"{run} (saved)", run]
     assert rows[1]["vs_first"] == 0.0 and rows[1]["won_by_first_only"] == rows[1]["won_by_this_only"] == 0
     with np.load(again) as kept:
         assert str(kept["board"]) == "4x4x2" and kept["wins"].shape == (2, 6)
     with pytest.raises(SystemExit):
-        paired_agents.main([run, "--games", "6", "--seed", "4", "--against", f"{saved}:{run}"])
+        paired_cli.main([run, "--games", "6", "--seed", "4", "--against", f"{saved}:{run}"])
 
 
 def test_against_a_saved_row_plays_the_file_s_board_and_an_older_file_needs_board(tmp_path, capsys):
     run = str(saved_run(tmp_path / "run"))  # a 4x4x2 agent
     saved = str(tmp_path / "five.npz")
-    paired_agents.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--board", "5x5x3", "--save", saved])
+    paired_cli.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--board", "5x5x3", "--save", saved])
     capsys.readouterr()
-    paired_agents.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--against", f"{saved}:0"])
+    paired_cli.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--against", f"{saved}:0"])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [row["board"] for row in rows] == ["5x5x3", "5x5x3"] and rows[1]["vs_first"] == 0.0
     old = tmp_path / "old.npz"
     np.savez(old, wins=WINS, rows=np.array(["runs/a", "runs/b"]), seed=3)
     with pytest.raises(SystemExit):
-        paired_agents.main([run, "--games", "4", "--seed", "3", "--against", f"{old}:0"])
+        paired_cli.main([run, "--games", "4", "--seed", "3", "--against", f"{old}:0"])
     assert "name it with --board" in capsys.readouterr().err
 
 
@@ -137,7 +140,7 @@ def test_the_solver_plays_the_same_boards_as_when_it_plays_alone(tmp_path, capsy
 
     run = str(saved_run(tmp_path / "run"))  # a 4x4x2 agent
     saved = str(tmp_path / "rows.npz")
-    paired_agents.main([run, "--solver", "rules", "--solver", "exact", "--games", "6", "--batch", "3", "--seed", "5",
+    paired_cli.main([run, "--solver", "rules", "--solver", "exact", "--games", "6", "--batch", "3", "--seed", "5",
                         "--save", saved])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [row["agent"] for row in rows] == [run, "solver rules", "solver exact"]
@@ -150,11 +153,32 @@ def test_the_solver_plays_the_same_boards_as_when_it_plays_alone(tmp_path, capsy
 def test_a_saved_row_alone_is_a_baseline_for_the_solver_and_no_row_at_all_is_refused(tmp_path, capsys):
     run = str(saved_run(tmp_path / "run"))
     saved = str(tmp_path / "rows.npz")
-    paired_agents.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--save", saved])
+    paired_cli.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--save", saved])
     capsys.readouterr()
-    paired_agents.main(["--against", f"{saved}:0", "--solver", "rules", "--games", "4", "--seed", "3"])
+    paired_cli.main(["--against", f"{saved}:0", "--solver", "rules", "--games", "4", "--seed", "3"])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [row["agent"] for row in rows] == [f"{run} (saved)", "solver rules"] and rows[1]["board"] == "4x4x2"
     with pytest.raises(SystemExit):
-        paired_agents.main(["--solver", "rules", "--games", "4"])
+        paired_cli.main(["--solver", "rules", "--games", "4"])
     assert "as the baseline" in capsys.readouterr().err
+
+
+def test_the_same_boards_check_names_every_key_that_differs_and_the_ones_not_recorded(tmp_path):
+    path = tmp_path / "run.npz"
+    np.savez(path, wins=np.array([True, False, True]), board="16x16x40", seed=4)
+    saved = load_saved(str(path), ("wins", "seed"))
+    with pytest.raises(ValueError, match=r"^its board 16x16x40, this run's 8x8x10; its seed 4, this run's 3 \(other"):
+        check_same_boards(saved, {"board": "8x8x10", "seed": 3})
+    assert check_same_boards(saved, {"board": "16x16x40", "seed": 4, "rule": "opening"}) == ["rule"]
+    assert "records no rule" in unrecorded_warning("--against x", ["rule"], {"rule": "opening"})
+    with pytest.raises(ValueError, match="it holds no 'sizes'"):
+        load_saved(str(path), ("wins", "sizes"))
+    with pytest.raises(ValueError, match="no such file"):
+        load_saved(str(tmp_path / "missing.npz"), ("wins",))
+
+
+def test_the_paired_row_counts_the_discordant_boards_and_their_difference():
+    baseline, other = np.array([True, True, False, False, True]), np.array([True, False, True, True, True])
+    row = paired_row(baseline, other)
+    assert (row["both"], row["baseline_only"], row["device_only"], row["neither"]) == (2, 1, 2, 0)
+    assert row["difference"] == pytest.approx(0.2) and row["difference_ci"][0] < 0.2 < row["difference_ci"][1]
