@@ -156,9 +156,9 @@ def test_a_missing_agent_run_is_an_error_message(tmp_path):
     assert status == 2 and out.startswith("error: ")
 
 
-def test_the_module_runs_from_the_command_line():
+def test_python_dash_m_msjax_play_runs_from_the_command_line():
     result = subprocess.run(
-        [sys.executable, "-m", "msjax.play", "--board", BOARD, "--seed", "1", "--color", "never"],
+        [sys.executable, "-m", "msjax", "play", "--board", BOARD, "--seed", "1", "--color", "never"],
         input="r 1\nq\n",
         capture_output=True,
         text=True,
