@@ -10,7 +10,7 @@ intervals overlap (two agents that win and lose mostly the same boards).
     python benchmarks/paired_agents.py runs/small runs/small_ppo --games 10000 --seed 7
 
 ``--lookahead K,N,LEAF`` (repeatable) adds, after each agent, the agent with that
-look-ahead on top (``Agent.with_lookahead``: ``K`` candidates, ``N`` drawn layouts, leaves
+look-ahead on top (``search.policy_lookahead``: ``K`` candidates, ``N`` drawn layouts, leaves
 valued by ``value`` or ``safe``):
 
     python benchmarks/paired_agents.py runs/small --lookahead 4,16,safe --lookahead 4,16,value
@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     from msjax import env as ms_env
     from msjax.cli.boards import board_config
     from msjax.agent import SolverAgent
+    from msjax import search
     from msjax.solver import SolverConfig
     from msjax.evaluate import play_games
 
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
             players.append((f"{path} +symmetric", agent.symmetrised()))
         for spec in args.lookahead:
             try:
-                players.append((f"{path} +lookahead {','.join(map(str, spec))}", agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)).with_lookahead(*spec)))
+                players.append((f"{path} +lookahead {','.join(map(str, spec))}", search.policy_lookahead(agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)), *spec)))
             except ValueError as error:  # more candidates than cells
                 parser.error(f"--lookahead: {error}")
     for probabilities in args.solver:

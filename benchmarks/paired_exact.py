@@ -10,12 +10,12 @@ the device. Most games end alike; the table gives the games each player won alon
 paired difference of the win rates with its 95% interval (normal approximation on the
 per-board differences), far narrower than the two separate intervals.
 
-``--baseline FIELD=VALUE,...`` puts a second JAX solver (those ``SolverConfig`` fields) in the
-host player's place, to measure what one option is worth on the same boards:
+``--baseline FIELD=VALUE,...`` puts a second JAX solver (those ``SolverConfig`` and
+``search.SearchConfig`` fields) in the host player's place, to measure what one option is worth on the same boards:
 
-    python benchmarks/paired_exact.py --board expert --games 4096 --workers 2 --solver exact_lookahead=6
+    python benchmarks/paired_exact.py --board expert --games 4096 --workers 2 --solver lookahead_candidates=6
     python benchmarks/paired_exact.py --board beginner --games 20000 --batch 1024 \
-        --solver exact_lookahead=6,endgame_layouts=8 --baseline exact_lookahead=6
+        --solver lookahead_candidates=6,endgame_layouts=8 --baseline lookahead_candidates=6
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.exact_analysis import device_name  # noqa: E402
-from benchmarks.solver_winrate import solver_fields  # noqa: E402
+from benchmarks.solver_winrate import solver_fields, solver_player  # noqa: E402
 from msjax.cli import args as cli_args  # noqa: E402
 from msjax.env import STANDARD_BOARDS  # noqa: E402
 
@@ -58,11 +58,10 @@ def opening_click(height: int, width: int) -> tuple[int, int]:
 
 
 def device_solver_config(height: int, width: int, solver_options: dict):
-    """The JAX solver's ``SolverConfig`` on exact probabilities with the host player's first
-    click and ``solver_options`` (``SolverConfig`` fields); its errors are ``SolverConfig``'s."""
-    from msjax import solver
-
-    return solver.SolverConfig(**{"probabilities": "exact", "first_click": opening_click(height, width), **solver_options})
+    """``(SolverConfig, guess)``: the JAX solver on exact probabilities with the host player's
+    first click and ``solver_options`` (``SolverConfig`` and ``search.SearchConfig`` fields,
+    ``solver_winrate.solver_player``), and its search guess; the configs' errors."""
+    return solver_player({"probabilities": "exact", "first_click": opening_click(height, width), **solver_options})
 
 
 def load_saved(path: str, required: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -154,10 +153,10 @@ def host_wins(layouts: np.ndarray, workers: int) -> np.ndarray:
     return np.asarray([_host_game(layout) for layout in layouts])
 
 
-def solver_play_steps(carry, cfg, solver_cfg, steps: int):
-    """``steps`` moves of the JAX solver on every board of ``carry = (states, memory, key,
-    won)`` (a finished board keeps its outcome in ``won``); jit it with ``cfg``, ``solver_cfg``
-    and ``steps`` static (``compiled_play``)."""
+def solver_play_steps(carry, cfg, solver_cfg, guess, steps: int):
+    """``steps`` moves of the JAX solver guessing with ``guess`` on every board of ``carry =
+    (states, memory, key, won)`` (a finished board keeps its outcome in ``won``); jit it with
+    ``cfg``, ``solver_cfg``, ``guess`` and ``steps`` static (``compiled_play``)."""
     import jax
     import jax.numpy as jnp
 
@@ -167,7 +166,7 @@ def solver_play_steps(carry, cfg, solver_cfg, steps: int):
         states, memory, key, won = carry
         key, move_key = jax.random.split(key)
         keys = jax.random.split(move_key, states.done.shape[0])
-        actions, _, memory = solver.batch_solver_play(states, keys, memory, cfg, solver_cfg)
+        actions, _, memory = solver.batch_solver_play(states, keys, memory, cfg, solver_cfg, guess=guess)
         was_done = states.done
         states, _, done, info = env.batch_step(states, actions, cfg, auto_reset=False)
         return (states, memory, key, jnp.where(done & ~was_done, info["won"], won)), None
@@ -178,16 +177,16 @@ def solver_play_steps(carry, cfg, solver_cfg, steps: int):
 _COMPILED: dict = {}
 
 
-def compiled_play(carry, cfg, solver_cfg, steps: int) -> tuple[Callable, float]:
+def compiled_play(carry, cfg, solver_cfg, guess, steps: int) -> tuple[Callable, float]:
     """(``carry -> carry``, compile seconds): ``solver_play_steps`` compiled for this batch
     and these configs, once per process (0.0 seconds when it was already)."""
     import jax
 
-    key = (cfg, solver_cfg, steps, carry[3].shape[0])
+    key = (cfg, solver_cfg, guess, steps, carry[3].shape[0])
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     began = time.perf_counter()
-    play = jax.jit(solver_play_steps, static_argnums=(1, 2, 3)).lower(carry, cfg, solver_cfg, steps).compile()
+    play = jax.jit(solver_play_steps, static_argnums=(1, 2, 3, 4)).lower(carry, cfg, solver_cfg, guess, steps).compile()
     _COMPILED[key] = play
     return play, time.perf_counter() - began
 
@@ -206,7 +205,7 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
     games, height, width = layouts.shape
     mines = int(layouts[0].sum())
     cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=True)
-    solver_cfg = device_solver_config(height, width, solver_options)
+    solver_cfg, guess = device_solver_config(height, width, solver_options)
     batch = min(batch, games)
 
     wins, compile_s = [], 0.0
@@ -221,7 +220,7 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
             won = done & info["won"]
         carry = (states, solver.empty_memory(states), jax.random.key(start), won)
         if start == 0:
-            compiled, compile_s = compiled_play(carry, cfg, solver_cfg, chunk_steps)
+            compiled, compile_s = compiled_play(carry, cfg, solver_cfg, guess, chunk_steps)
         while not bool(jnp.all(carry[0].done)):
             carry = compiled(carry)
         wins.append(np.asarray(carry[3])[: len(part)])
@@ -268,7 +267,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line; a bad value is one argparse ``error:`` line (exit status 2) naming
     the flag and what it allows; ``--solver`` and ``--baseline`` are read into
     ``solver_options`` and ``baseline_options`` (None: the host player) and checked by
-    building their ``SolverConfig`` before any game."""
+    building their configs before any game."""
     parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="expert", choices=tuple(STANDARD_BOARDS))
@@ -276,8 +275,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the layouts, 0..{cli_args.MAX_SEED}")
     parser.add_argument("--workers", type=cli_args.positive_int, default=1, help="processes for the host player")
     parser.add_argument("--batch", type=cli_args.positive_int, default=1024, help="boards per device call")
-    parser.add_argument("--solver", default="exact_lookahead=6", metavar="FIELD=VALUE,...",
-                        help="SolverConfig fields of the JAX player (probabilities='exact' always)")
+    parser.add_argument("--solver", default="lookahead_candidates=6", metavar="FIELD=VALUE,...",
+                        help="SolverConfig and search.SearchConfig fields of the JAX player (probabilities='exact' always)")
     parser.add_argument("--baseline", default="host", metavar="host|FIELD=VALUE,...",
                         help="msjax.exact's player on the host (default), or a second JAX solver with these fields")
     args = parser.parse_args(argv)

@@ -59,19 +59,23 @@ QUICK_GAMES = {"exact": 200, "jax": 1_024, "jax-exact": 512, "layer1": 1_024, "r
 
 def solver_fields(text: str) -> dict:
     """argparse type: ``--solver``'s ``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}``, ``SolverConfig``
-    fields with values read as Python literals; ``ArgumentTypeError`` for an item that is
-    not ``FIELD=VALUE``, an unknown field (the line lists them all) or a value that is not
-    a literal. Whether the values fit together is ``SolverConfig``'s to say."""
+    and ``search.SearchConfig`` fields (also the search's former ``SolverConfig`` names,
+    ``search.OLD_SOLVER_FIELDS``) with values read as Python literals; ``ArgumentTypeError``
+    for an item that is not ``FIELD=VALUE``, an unknown field (the line lists them all) or a
+    value that is not a literal. Whether the values fit together is the configs' to say
+    (``solver_player``)."""
+    from msjax.search import OLD_SOLVER_FIELDS, SearchConfig
     from msjax.solver import SolverConfig
 
-    known = [field.name for field in dataclasses.fields(SolverConfig)]
+    known = [field.name for config in (SolverConfig, SearchConfig) for field in dataclasses.fields(config)]
+    known += [name for name in OLD_SOLVER_FIELDS if name not in known]
     fields = {}
     for item in filter(None, text.split(",")):
         name, equals, value = (part.strip() for part in item.partition("="))
         if not equals or not name:
-            raise argparse.ArgumentTypeError(f"{item!r} must be FIELD=VALUE (e.g. exact_lookahead=6)")
+            raise argparse.ArgumentTypeError(f"{item!r} must be FIELD=VALUE (e.g. lookahead_candidates=6)")
         if name not in known:
-            raise argparse.ArgumentTypeError(f"unknown field {name!r} in {text!r}; SolverConfig's fields: {', '.join(known)}")
+            raise argparse.ArgumentTypeError(f"unknown field {name!r} in {text!r}; the fields: {', '.join(known)}")
         try:
             fields[name] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
@@ -188,27 +192,36 @@ def _jax_policy(player: str, env_cfg, solver_options: dict | None = None):
         return (lambda states, keys, memory: (jax.vmap(one_board)(states, keys), memory)), lambda states: ()
     from msjax import solver
 
-    solver_cfg = solver_config(player, env_cfg, solver_options)
+    solver_cfg, guess = solver_config(player, env_cfg, solver_options)
 
     def policy(states, keys, memory):  # the batched path, remembering its proofs
-        actions, _, memory = solver.batch_solver_play(states, keys, memory, env_cfg, solver_cfg)
+        actions, _, memory = solver.batch_solver_play(states, keys, memory, env_cfg, solver_cfg, guess=guess)
         return actions, memory
 
     return policy, solver.empty_memory
 
 
-def solver_config(player: str, env_cfg, solver_options: dict | None = None):
-    """The ``SolverConfig`` of a JAX solver player (layer1, jax or jax-exact) on ``env_cfg``'s
-    board with the ``--solver`` fields ``solver_options``; ``SolverConfig``'s errors."""
-    from msjax import solver
+def solver_player(options: dict):
+    """``(SolverConfig, guess)``: the rule solver and its search guess (``search.search_guess``;
+    None: the rule solver's own) of ``--solver`` fields ``options`` (``solver_fields``);
+    the configs' errors."""
+    from msjax import search, solver
 
+    rest, search_cfg = search.from_solver_fields(options)
+    solver_cfg = solver.SolverConfig(**rest)
+    return solver_cfg, search.search_guess(search_cfg, solver_cfg)
+
+
+def solver_config(player: str, env_cfg, solver_options: dict | None = None):
+    """``(SolverConfig, guess)`` of a JAX solver player (layer1, jax or jax-exact) on
+    ``env_cfg``'s board with the ``--solver`` fields ``solver_options`` (``solver_player``)."""
     options = dict(solver_options or {}, **({"max_layer": 1} if player == "layer1" else {}))
     if player == "jax-exact":
         from msjax import exact
 
         first = exact.first_click_cell(env_cfg.H, env_cfg.W, env_cfg.guarantee_safe_neighborhood)
         options = {"probabilities": "exact", "first_click": divmod(first, env_cfg.W), **options}
-    return solver.SolverConfig(**options)
+    return solver_player(options)
 
 
 def env_config(board: str, rule: str):
@@ -300,7 +313,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--first-click", type=cell, default=None, help="R,C: the exact player's first click on every board")
     parser.add_argument(
         "--solver", type=solver_fields, default={}, metavar="FIELD=VALUE,...",
-        help="SolverConfig fields for the JAX solver players, e.g. contradiction_cells=16,bp_iterations=8",
+        help="SolverConfig and search.SearchConfig fields for the JAX solver players, e.g. contradiction_cells=16",
     )
     args = parser.parse_args(argv)
     for board in args.boards:

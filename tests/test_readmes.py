@@ -29,7 +29,7 @@ from tiny_runs import saved_run
 from msjax import runlog
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msjax"
-DOCUMENTED = ("env", "solver", "exact", "evaluate", "viz", "cli", "adapters", "stages")
+DOCUMENTED = ("env", "solver", "search", "exact", "evaluate", "viz", "cli", "adapters", "stages")
 QUOTED = re.compile(r"```[a-z]*\n(.*?)```|`([^`\n]+)`", re.S)
 
 

@@ -12,9 +12,9 @@ from benchmarks.search_table import row_options, saved_name
 
 
 def test_row_options_of_each_depth():
-    assert row_options("depth 0", 6, 0.1, 32) == {"exact_lookahead": 6}
+    assert row_options("depth 0", 6, 0.1, 32) == {"lookahead_candidates": 6}
     assert row_options("depth 1+endgame", 6, 0.1, 32) == {
-        "exact_lookahead": 6, "lookahead_score": "survival", "lookahead_tolerance": 0.1,
+        "lookahead_candidates": 6, "lookahead_score": "survival", "lookahead_tolerance": 0.1,
         "lookahead_depth": 1, "endgame_layouts": 32}
     assert row_options("depth 2", 4, 0.2, 8, expand=3)["lookahead_expand"] == 3
     assert "lookahead_expand" not in row_options("depth 1", 4, 0.2, 8, expand=3)

@@ -15,7 +15,7 @@ def test_solver_fields_are_python_literals():
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--solver", "bogus=1"], "argument --solver: unknown field 'bogus' in 'bogus=1'; SolverConfig's fields: "),
+        (["--solver", "bogus=1"], "argument --solver: unknown field 'bogus' in 'bogus=1'; the fields: "),
         (["--solver", "max_layer"], "argument --solver: 'max_layer' must be FIELD=VALUE"),
         (["--solver", "probabilities=exact"], "argument --solver: probabilities=exact: exact is not a Python literal"),
         (["--solver", "max_layer=7"], "argument --solver: SolverConfig.max_layer=7 "),
@@ -38,7 +38,7 @@ def test_the_unknown_field_line_lists_every_solver_field(capsys):
     with pytest.raises(SystemExit):
         solver_winrate.main(["--solver", "bogus=1"])
     err = capsys.readouterr().err
-    assert "max_layer" in err and "exact_lookahead" in err and "endgame_layouts" in err
+    assert "max_layer" in err and "lookahead_candidates" in err and "endgame_layouts" in err
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_the_unknown_field_line_lists_every_solver_field(capsys):
     [
         (["--solver", "bogus=1"], "argument --solver: unknown field 'bogus'"),
         (["--baseline", "bogus=1"], "argument --baseline: unknown field 'bogus'"),
-        (["--solver", "lookahead_tolerance=1.5"], "argument --solver: SolverConfig.lookahead_tolerance=1.5 "),
+        (["--solver", "lookahead_tolerance=1.5"], "argument --solver: SearchConfig.lookahead_tolerance=1.5 "),
         (["--games", "1"], "argument --games: 1 must be >= 2"),
         (["--seed", "-1"], "argument --seed: -1 must be in [0, 4294967295]"),
     ],
@@ -56,3 +56,12 @@ def test_paired_exact_bad_values_are_one_argparse_line(argv, message, capsys):
         paired_exact.main(["--board", "beginner", *argv])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith(f"paired_exact.py: error: {message}")
+
+
+def test_a_saved_solver_line_with_the_searchs_former_fields_plays_the_same_search():
+    from benchmarks.solver_winrate import solver_player
+    from msjax import search
+
+    solver_cfg, guess = solver_player(solver_fields("probabilities='exact',exact_lookahead=6,endgame_layouts=8"))
+    assert solver_cfg.probabilities == "exact"
+    assert guess == search.SearchGuess(search.SearchConfig(lookahead_candidates=6, endgame_layouts=8))

@@ -51,7 +51,7 @@ def positive_float(text: str) -> float:
 
 
 def lookahead(text: str) -> tuple[int, int, str]:
-    """argparse type: ``K,N,LEAF`` (``Agent.with_lookahead``'s candidates, drawn layouts
+    """argparse type: ``K,N,LEAF`` (``search.policy_lookahead``'s candidates, drawn layouts
     and leaf value: ``value`` or ``safe``), e.g. ``4,16,value``."""
     parts = text.split(",")
     if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):

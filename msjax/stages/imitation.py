@@ -177,7 +177,7 @@ def label_states(
     env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg)
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)
-    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver)
+    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver, il_cfg.play_guess)
     forced = batchplay.forced_moves(env_states, env_cfg, il_cfg.label_solver)
 
     hidden = ~env_states.revealed
@@ -258,7 +258,7 @@ def advance_solver_games(
         states, key = batchplay.random_first_clicks(states, key, share, env_cfg)
         key, solver_key = jax.random.split(key)
         keys = jax.random.split(solver_key, il_cfg.num_envs)
-        action, _ = batchplay.solver_moves(states, keys, env_cfg, il_cfg.play_solver)
+        action, _ = batchplay.solver_moves(states, keys, env_cfg, il_cfg.play_solver, il_cfg.play_guess)
         moved, _, done, info = batchplay.step_games(states, action, env_cfg)
         done = done & ~by_learner
         finished = finished.at[0].add(jnp.sum(done, dtype=jnp.int32))
@@ -288,7 +288,7 @@ def learner_moves(
 
 SAFEST_TOLERANCE = 1e-4
 """Mine probabilities this close to a view's lowest count as equally safe (float32 noise of
-the exact analysis' logs is ~1e-5: ``solver.lookahead``'s tie tolerance)."""
+the exact analysis' logs is ~1e-5: ``search.lookahead``'s tie tolerance)."""
 
 
 def safest_cells(mine_prob: jax.Array, hidden: jax.Array) -> jax.Array:
