@@ -211,14 +211,17 @@ class SolverAgent:
     Attributes:
       env_cfg: the game it plays.
       solver_cfg: the solver's layers and guess options.
+      guess: how it guesses on exact probabilities (a hashable ``solver.Guess``, e.g.
+        ``msjax.search.SearchGuess``: the search player); None: the rule solver's own guess.
     """
 
     env_cfg: ms_env.EnvConfig
     solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig()
+    guess: Any = None
 
     def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
         """int32[]: the solver's move on one board."""
-        return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg)[0]
+        return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg, self.guess)[0]
 
     def mine_probabilities(self, state: ms_env.EnvState) -> jax.Array:
         """f32[H, W]: the solver's mine estimates (proved cells 0/1, layer-4 elsewhere), with

@@ -61,3 +61,20 @@ def test_the_searchs_former_solver_fields_still_read():
     assert search.from_solver_fields({"lookahead_candidates": 4})[1].lookahead_candidates == 4  # today's name too
     with pytest.raises(TypeError):  # the rule solver holds none of them now
         solver.SolverConfig(exact_lookahead=6)
+
+
+def test_the_search_player_plays_as_a_solver_agent_through_the_seam():
+    import jax
+
+    from msjax import env
+    from msjax.agent import SolverAgent
+    from msjax.evaluate import play_games
+
+    cfg = env.EnvConfig(H=5, W=5, mine_count=4)
+    limits = solver.ExactLimits(max_states=64, first_states=64, middle_states=0)
+    solver_cfg = solver.SolverConfig(probabilities="exact", exact_limits=limits)
+    guess = search.search_guess(search.SearchConfig(lookahead_candidates=3, endgame_layouts=4), solver_cfg)
+    player = SolverAgent(cfg, solver_cfg, guess)
+    assert hash(player) == hash(SolverAgent(cfg, solver_cfg, guess))  # a static argument of compiled games
+    won = play_games(player, cfg, 8, 0, 8)["won"]
+    assert jax.numpy.asarray(won).shape == (8,)
