@@ -6,17 +6,17 @@ layout count.
 For each guess view with at most ``--bound`` layouts, every layout is listed (backtracking
 over the hidden cells against the numbers and the mine count, checked against the
 analysis' count) and the game tree is solved by memoised recursion over the sets of
-layouts (the DP of ``msjax.solver.endgame``, here in plain Python): ``V`` of the view, and
+layouts (the DP of ``msjax.search.endgame``, here in plain Python): ``V`` of the view, and
 of the player's guess followed by optimal play. ``loss / game`` is their mean difference
 per game, in points: a lower bound on what an endgame of that bound adds to the player
 (its play after the guess is not optimal either). ``sets`` counts the sets of layouts the
-player can come to know (``solver.endgame.reachable_sets``' table), ``cells`` the cells
+player can come to know (``search.layout_sets.reachable_sets``' table), ``cells`` the cells
 whose outcome differs between the layouts (its ``max_cells``).
 
-``--player search`` plays the search player instead (``SolverConfig(probabilities="exact",
-endgame_layouts=--bound)`` at depth 0, on the host): where the device's endgame solves a
+``--player search`` plays the search player instead (``SolverConfig(probabilities="exact")``
+with ``search.SearchConfig(endgame_layouts=--bound)`` at depth 0, on the host): where the device's endgame solves a
 view it plays the endgame's best click (ties to the safest, then the first), elsewhere the
-one-move guess. Whether the device solves a view is decided by its own rules: the policy's
+one-move guess. Whether the device solves a view is decided by its own rules: the search guess's
 tier of the view's layout count (all subsets up to ``DENSE_LAYOUTS``, then each of
 ``--sizes``), that tier's ``max_cells`` and its table of sets (``reachable_sets``). A view
 within the bound that a tier's cells or sets leave unsolved is *flagged*: ``flagged``
@@ -44,7 +44,8 @@ from msjax.exact import analyse
 from msjax.exact.board import Board
 from msjax.exact.grid import neighbour_lists
 from msjax.exact.player import choose_guess, first_click_cell
-from msjax.solver.endgame import DENSE_LAYOUTS, SIZES, TIES
+from msjax.search.endgame import SIZES, TIES
+from msjax.search.layout_sets import DENSE_LAYOUTS
 
 MINE = 9
 BUCKETS = ((2, 8), (9, 16), (17, 32), (33, 64), (65, 128), (129, 256))
@@ -143,7 +144,7 @@ def endgame_click(by_cell: dict[int, float], cells: list[int], outcome: dict[int
 
 def parse_sizes(text: str) -> tuple[tuple[int, int, int], ...]:
     """``"32:1024:32,64:4096:40"`` -> ``((32, 1024, 32), (64, 4096, 40))``: (layouts, sets,
-    cells) of each endgame tier, as ``msjax.solver.endgame.SIZES``."""
+    cells) of each endgame tier, as ``msjax.search.endgame.SIZES``."""
     return tuple(tuple(int(x) for x in part.split(":")) for part in text.split(","))
 
 
@@ -243,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--player", default="exact", choices=("exact", "search"),
                         help="msjax.exact's one-move guess everywhere, or the endgame's click where it solves")
     parser.add_argument("--sizes", default=",".join(":".join(map(str, size)) for size in SIZES),
-                        help="the endgame's tiers, layouts:sets:cells each (default: msjax.solver.endgame.SIZES)")
+                        help="the endgame's tiers, layouts:sets:cells each (default: msjax.search.endgame.SIZES)")
     parser.add_argument("--save", default="", help="write every game's outcome (npz: wins, seed, sizes)")
     parser.add_argument("--paired-with", default="", help="a saved run of the same board, seed and games")
     args = parser.parse_args(argv)

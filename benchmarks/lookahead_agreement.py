@@ -2,7 +2,7 @@
 
 Plays opening-start games with ``msjax.exact``'s player (its 6-candidate lookahead) and
 keeps every view where it guesses (no cell certainly safe). Each view is then given to the
-JAX exact analysis and lookahead (``msjax.solver.exact``, ``msjax.solver.lookahead``: the
+JAX exact analysis and lookahead (``msjax.solver.exact``, ``msjax.search.lookahead``: the
 safest cells within the solver's tie tolerance, ``--candidates`` of them looked ahead), in
 batches, and the two cells are compared:
 
@@ -64,7 +64,7 @@ def device_choices(views, mines: int, candidates: int, batch: int):
     import jax.numpy as jnp
 
     from msjax.solver.exact import exact_analysis
-    from msjax.solver.lookahead import lookahead_choice
+    from msjax.search.lookahead import lookahead_choice
     from msjax.solver.types import EXACT_TIES
     from msjax.solver.types import ExactLimits
 
@@ -122,7 +122,7 @@ def main(argv=None):
     parser.add_argument("--board", default="expert", choices=tuple(STANDARD_BOARDS))
     parser.add_argument("--games", type=int, default=120, help="games of the exact player (>= 1)")
     parser.add_argument("--seed", type=int, default=21)
-    parser.add_argument("--candidates", type=int, default=6, help="cells looked ahead (SolverConfig.exact_lookahead)")
+    parser.add_argument("--candidates", type=int, default=6, help="cells looked ahead (search.SearchConfig.lookahead_candidates)")
     parser.add_argument("--batch", type=int, default=64, help="views per device call")
     args = parser.parse_args(argv)
     if args.games < 1 or args.candidates < 1 or args.batch < 1:

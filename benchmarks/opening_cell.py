@@ -9,8 +9,8 @@ cell's layouts are then uniform over its own opening-start boards (as ``msjax.en
 so the paired difference of two cells has a far narrower interval than two independent draws.
 
 Players: ``rules``, the JAX rule solver as the imitation stages use it (``SolverConfig()``,
-the agents' teacher); ``search``, the search player (``SolverConfig(probabilities="exact",
-exact_lookahead=--candidates, endgame_layouts=--endgame-layouts)``, the depth-0 + endgame row of
+the agents' teacher); ``search``, the search player (``SolverConfig(probabilities="exact")`` with
+``search.SearchConfig(lookahead_candidates=--candidates, endgame_layouts=--endgame-layouts)``, the depth-0 + endgame row of
 ``benchmarks.search_table``). Each row: the cell, its win rate with the 95% Wilson interval and the
 paired difference to the first cell given (95% interval on the per-board differences). The
 candidate cells default to one representative of each symmetry class within ``--reach`` rows
@@ -37,11 +37,11 @@ from msjax.evaluate.paired import paired_row
 
 
 def player_options(player: str, candidates: int, endgame_layouts: int) -> dict:
-    """``SolverConfig`` fields of the ``rules`` or the ``search`` player (``msjax.evaluate.device_solver_config``
-    reads them)."""
+    """``SolverConfig`` and ``search.SearchConfig`` fields of the ``rules`` or the ``search`` player
+    (``msjax.evaluate.device_solver_config`` reads them)."""
     if player == "rules":
         return {"probabilities": "bp"}
-    return {"exact_lookahead": candidates, "endgame_layouts": endgame_layouts}
+    return {"lookahead_candidates": candidates, "endgame_layouts": endgame_layouts}
 
 
 def cell_text(text: str) -> tuple[int, int]:

@@ -10,12 +10,12 @@ the device. Most games end alike; the table gives the games each player won alon
 paired difference of the win rates with its 95% interval (normal approximation on the
 per-board differences), far narrower than the two separate intervals.
 
-``--baseline FIELD=VALUE,...`` puts a second JAX solver (those ``SolverConfig`` fields) in the
-host player's place, to measure what one option is worth on the same boards:
+``--baseline FIELD=VALUE,...`` puts a second JAX solver (those ``SolverConfig`` and
+``search.SearchConfig`` fields) in the host player's place, to measure what one option is worth on the same boards:
 
-    python -m benchmarks.paired_exact --board expert --games 4096 --workers 2 --solver exact_lookahead=6
+    python -m benchmarks.paired_exact --board expert --games 4096 --workers 2 --solver lookahead_candidates=6
     python -m benchmarks.paired_exact --board beginner --games 20000 --batch 1024 \
-        --solver exact_lookahead=6,endgame_layouts=8 --baseline exact_lookahead=6
+        --solver lookahead_candidates=6,endgame_layouts=8 --baseline lookahead_candidates=6
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line; a bad value is one argparse ``error:`` line (exit status 2) naming
     the flag and what it allows; ``--solver`` and ``--baseline`` are read into
     ``solver_options`` and ``baseline_options`` (None: the host player) and checked by
-    building their ``SolverConfig`` before any game."""
+    building their configs before any game."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.paired_exact", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="expert", choices=tuple(STANDARD_BOARDS))
@@ -50,8 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the layouts, 0..{cli_args.MAX_SEED}")
     parser.add_argument("--workers", type=cli_args.positive_int, default=1, help="processes for the host player")
     parser.add_argument("--batch", type=cli_args.positive_int, default=1024, help="boards per device call")
-    parser.add_argument("--solver", default="exact_lookahead=6", metavar="FIELD=VALUE,...",
-                        help="SolverConfig fields of the JAX player (probabilities='exact' always)")
+    parser.add_argument("--solver", default="lookahead_candidates=6", metavar="FIELD=VALUE,...",
+                        help="SolverConfig and search.SearchConfig fields of the JAX player (probabilities='exact' always)")
     parser.add_argument("--baseline", default="host", metavar="host|FIELD=VALUE,...",
                         help="msjax.exact's player on the host (default), or a second JAX solver with these fields")
     args = parser.parse_args(argv)

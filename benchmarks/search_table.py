@@ -1,11 +1,11 @@
 """The search player at each depth, with and without the exhaustive endgame, on the same boards.
 
 Every row is the JAX solver on exact probabilities (``SolverConfig(probabilities="exact")``)
-with the host player's first click, playing the same opening-start layouts
+with the host player's first click and a search guess (``search.SearchConfig``), playing the same opening-start layouts
 (``paired_exact.draw_layouts``), ``--batch`` boards at a time:
 
 - depth 0: the safest cell, ties broken by ``msjax.exact``'s one-move lookahead over
-  ``--candidates`` cells (``exact_lookahead=K``, P(progress) then P(zero));
+  ``--candidates`` cells (``lookahead_candidates=K``, P(progress) then P(zero));
 - depth 1 / 2: the survival lookahead (``lookahead_score="survival"``,
   ``lookahead_tolerance=--tolerance``, ``lookahead_depth``): the cell most likely to
   survive this guess and the next one / two; at depth 2, ``--expand M`` looks the second
@@ -45,20 +45,20 @@ from msjax.evaluate.layouts import device_solver_config, device_wins, draw_layou
 from msjax.evaluate.paired import check_same_boards, load_saved, percent_cells, unrecorded_warning, vs_first
 from msjax.cli import args as cli_args
 from msjax.env import STANDARD_BOARDS
-from msjax.solver import MAX_ENDGAME_LAYOUTS
+from msjax.search import MAX_ENDGAME_LAYOUTS
 
 DEPTHS = (0, 1, 2)
 
 
 def row_options(name: str, candidates: int, tolerance: float, endgame_layouts: int, expand: int = 0) -> dict:
-    """``SolverConfig`` fields of a row named ``"depth D"`` or ``"depth D+endgame"`` (``expand``:
+    """``search.SearchConfig`` fields of a row named ``"depth D"`` or ``"depth D+endgame"`` (``expand``:
     ``lookahead_expand`` of the depth-2 rows)."""
     depth_text, _, extra = name.partition("+")
     digits = depth_text.removeprefix("depth").strip()
     depth = int(digits) if digits.isdigit() else None
     if depth not in DEPTHS or extra not in ("", "endgame"):
         raise ValueError(f"row {name!r}: use 'depth D' or 'depth D+endgame' with D in {DEPTHS}")
-    options = {"exact_lookahead": candidates}
+    options = {"lookahead_candidates": candidates}
     if depth:
         options.update(lookahead_score="survival", lookahead_tolerance=tolerance, lookahead_depth=depth)
     if depth == 2 and expand:

@@ -163,27 +163,27 @@ def _jax_policy(player: str, env_cfg, solver_options: dict | None = None):
         return (lambda states, keys, memory: (jax.vmap(one_board)(states, keys), memory)), lambda states: ()
     from msjax import solver
 
-    solver_cfg = solver_config(player, env_cfg, solver_options)
+    solver_cfg, guess = solver_config(player, env_cfg, solver_options)
 
     def policy(states, keys, memory):  # the batched path, remembering its proofs
-        actions, _, memory = solver.batch_solver_play(states, keys, memory, env_cfg, solver_cfg)
+        actions, _, memory = solver.batch_solver_play(states, keys, memory, env_cfg, solver_cfg, guess=guess)
         return actions, memory
 
     return policy, solver.empty_memory
 
 
 def solver_config(player: str, env_cfg, solver_options: dict | None = None):
-    """The ``SolverConfig`` of a JAX solver player (layer1, jax or jax-exact) on ``env_cfg``'s
-    board with the ``--solver`` fields ``solver_options``; ``SolverConfig``'s errors."""
-    from msjax import solver
-
+    """``(SolverConfig, guess)`` of a JAX solver player (layer1, jax or jax-exact) on
+    ``env_cfg``'s board with the ``--solver`` fields ``solver_options`` (``search.solver_and_guess``)."""
     options = dict(solver_options or {}, **({"max_layer": 1} if player == "layer1" else {}))
     if player == "jax-exact":
         from msjax import exact
 
         first = exact.first_click_cell(env_cfg.H, env_cfg.W, env_cfg.guarantee_safe_neighborhood)
         options = {"probabilities": "exact", "first_click": divmod(first, env_cfg.W), **options}
-    return solver.SolverConfig(**options)
+    from msjax import search
+
+    return search.solver_and_guess(options)
 
 
 def env_config(board: str, rule: str):
@@ -275,7 +275,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--first-click", type=cell, default=None, help="R,C: the exact player's first click on every board")
     parser.add_argument(
         "--solver", type=cli_args.solver_fields, default={}, metavar="FIELD=VALUE,...",
-        help="SolverConfig fields for the JAX solver players, e.g. contradiction_cells=16,bp_iterations=8",
+        help="SolverConfig and search.SearchConfig fields for the JAX solver players, e.g. contradiction_cells=16",
     )
     args = parser.parse_args(argv)
     for board in args.boards:

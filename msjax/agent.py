@@ -19,7 +19,6 @@ board size with the same weights.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import jax
@@ -30,7 +29,6 @@ from flax import struct
 from msjax import env as ms_env
 from msjax import models
 from msjax import solver as solver_lib
-from msjax.solver.grid import in_chunks
 
 
 @runtime_checkable
@@ -78,10 +76,6 @@ PROOF_SOLVERS = {
 }
 """The deduction behind ``Agent.proofs``."""
 
-LOOKAHEAD_LEAVES = ("value", "safe")
-"""What ``Agent.lookahead_leaf`` may value a view by."""
-
-
 @struct.dataclass
 class Agent:
     """A policy network with the game it plays.
@@ -99,16 +93,6 @@ class Agent:
         an analysis per move); ``"off"`` (the default), none. While some hidden cell is proved
         safe the network chooses among those cells only (no flag), and it never reveals a
         proved mine: a hybrid player, not the network alone.
-      lookahead: play with a look past the move (``lookahead_actions``): of the ``lookahead``
-        reveals the policy likes best, a proved-safe one, else the one of best exact chance
-        to be safe times the mean leaf value of the views it leads to; 0 (the default):
-        the policy alone.
-      lookahead_samples: the layouts drawn per view to play each candidate on (the
-        same layouts for every candidate).
-      lookahead_leaf: the value of a view a candidate leads to: ``"value"``, the network's
-        value head (1 where the click wins the game); ``"safe"``, 1 (so the score is the
-        exact chance to be safe alone: the look-ahead's control).
-      lookahead_limits: the static sizes of the look-ahead's exact analysis and draws.
     """
 
     params: Any
@@ -118,18 +102,12 @@ class Agent:
     config: Any = struct.field(pytree_node=False, default=None)
     symmetric: bool = struct.field(pytree_node=False, default=False)
     proofs: str = struct.field(pytree_node=False, default="off")
-    lookahead: int = struct.field(pytree_node=False, default=0)
-    lookahead_samples: int = struct.field(pytree_node=False, default=16)
-    lookahead_leaf: str = struct.field(pytree_node=False, default="value")
-    lookahead_limits: solver_lib.ExactLimits = struct.field(pytree_node=False, default=solver_lib.ExactLimits())
 
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
-        """int32[]: the move on one board (``key`` is needed only when sampling or looking
-        ahead). A ``carry_beliefs`` network plays it from a zero prior (``act_carry``
-        carries its beliefs over a game's moves)."""
+        """int32[]: the move on one board (``key`` is needed only when sampling). A
+        ``carry_beliefs`` network plays it from a zero prior (``act_carry`` carries its
+        beliefs over a game's moves)."""
         key = jax.random.key(0) if key is None else key
-        if self.lookahead:
-            return lookahead_actions(self, jax.tree.map(lambda x: x[None], state), key[None])[0]
         return self.action_from_logits(state, self.outputs(state)[0], key)
 
     def action_from_logits(self, state: ms_env.EnvState, logits: jax.Array, key: jax.Array) -> jax.Array:
@@ -147,11 +125,8 @@ class Agent:
         return models.choose_action(logits, jnp.where(jnp.any(safe), legal & proved, unproved), key, self.greedy)
 
     def act_batch(self, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
-        """int32[B]: the moves on a batch of boards (``states`` and ``keys`` with a leading
-        ``[B]``): ``act`` on each, except that the look-ahead (``lookahead`` > 0) works on
-        the whole batch, searching only the views that need it (``lookahead_actions``)."""
-        if self.lookahead:
-            return lookahead_actions(self, states, keys)
+        """int32[B]: ``act`` on each of a batch of boards (``states`` and ``keys`` with a
+        leading ``[B]``)."""
         return jax.vmap(lambda state, key: self.act(state, key))(states, keys)
 
     @property
@@ -172,12 +147,7 @@ class Agent:
         reads ``beliefs``, its mine beliefs from each game's previous move (as
         ``models.carried_prior`` masks them), and hands on its mine beliefs on these
         positions for the next move. ``initial_beliefs`` starts the games.
-
-        Raises:
-          ValueError: with ``lookahead`` (its searched leaves have no previous move).
         """
-        if self.lookahead:
-            raise ValueError("Agent.lookahead does not carry beliefs over moves (model.carry_beliefs)")
         obs = jax.vmap(ms_env.observe, in_axes=(0, None))(states, self.env_cfg)
         prior = models.carried_prior(beliefs, states.revealed) if self.carries_beliefs else None
         logits, _, mine_logits = models.apply_network(self.params, self.model_cfg, obs, self.symmetric, prior)
@@ -233,96 +203,6 @@ class Agent:
             raise ValueError(f"proofs={proofs!r} must be one of {tuple(PROOF_SOLVERS)}")
         return self.replace(proofs=proofs)
 
-    def with_lookahead(
-        self, candidates: int = 4, samples: int = 16, leaf: str = "value",
-        limits: solver_lib.ExactLimits = solver_lib.ExactLimits(),
-    ) -> "Agent":
-        """This agent looking past its move (``lookahead_actions``): ``candidates`` of the
-        policy's reveals scored on ``samples`` drawn layouts, leaves valued by ``leaf``
-        (``"value"`` or ``"safe"``), the views analysed within ``limits``. Greedy, without proofs.
-
-        Raises:
-          ValueError: ``candidates`` or ``samples`` below 1, another ``leaf``, or an agent
-            with proofs, sampling or a board mix.
-        """
-        if not isinstance(candidates, int) or not 1 <= candidates <= self.env_cfg.num_cells:
-            raise ValueError(f"candidates={candidates!r} must be an int in [1, {self.env_cfg.num_cells}]")
-        if not isinstance(samples, int) or samples < 1:
-            raise ValueError(f"samples={samples!r} must be an int >= 1")
-        if leaf not in LOOKAHEAD_LEAVES:
-            raise ValueError(f"leaf={leaf!r} must be one of {LOOKAHEAD_LEAVES}")
-        if self.proofs != "off" or not self.greedy or self.env_cfg.boards:
-            raise ValueError("the look-ahead plays a greedy agent without proofs on one board size")
-        return self.replace(lookahead=candidates, lookahead_samples=samples, lookahead_leaf=leaf, lookahead_limits=limits)
-
-
-def lookahead_actions(agent: Agent, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
-    """int32[B]: ``agent``'s moves with its look-ahead, on a batch of boards.
-
-    The policy's ``K = agent.lookahead`` most likely legal reveals of each view are its
-    candidates, and the view is analysed exactly (``solver.exact_analysis``). Where a
-    candidate is proved safe, the first such in the policy's order is played. Elsewhere (a
-    guess) each candidate's score is its exact chance to be safe times, with
-    ``lookahead_leaf="value"``, the mean value of the views it leads to: ``N =
-    agent.lookahead_samples`` layouts that fit the view are drawn uniformly
-    (``solver.sample_layouts``), each candidate is clicked on each of them by the env's own
-    rules (cascades included), and a view reached is worth the network's value head there
-    (1 where the click wins; the mean over the layouts where the candidate is safe, 1 where
-    no draw has it safe). The best score is played, ties to the policy's order. Before the
-    first click and beyond the exact analysis' limits, the policy plays alone.
-
-    Only the guess views are searched, gathered in chunks of a sixteenth of the batch
-    (``solver.grid.in_chunks``): ``K * N`` network evaluations each. Reads only the views
-    (the drawn layouts stand in for the hidden mines); each board's key draws its layouts,
-    so a board's move does not depend on the rest of the batch.
-    """
-    env_cfg, num_cells, num_boards = agent.env_cfg, agent.env_cfg.num_cells, keys.shape[0]
-    obs = jax.vmap(ms_env.observe, in_axes=(0, None))(states, env_cfg)
-    logits, _, _ = models.apply_network(agent.params, agent.model_cfg, obs, agent.symmetric)
-    legal = jax.vmap(ms_env.action_mask, in_axes=(0, None))(states, env_cfg)
-    _, cells = jax.lax.top_k(models.masked_logits(logits[:, :num_cells], legal[:, :num_cells]), agent.lookahead)
-    at_candidates = lambda x: jnp.take_along_axis(x.reshape(num_boards, -1), cells, axis=1)  # [B, K]
-    analysis = solver_lib.exact_analysis(states.revealed, states.counts, states.mine_count, agent.lookahead_limits)
-    candidate = at_candidates(legal[:, :num_cells])
-    proved = candidate & at_candidates(analysis.safe)
-    score = 1.0 - at_candidates(analysis.mine_prob)
-    searched = analysis.exact & states.first_click_done
-    if agent.lookahead_leaf == "value":
-        guess = searched & ~jnp.any(proved, axis=1)
-        leaves = functools.partial(_mean_leaf_values, agent)
-        chunk = max(1, num_boards // 16)
-        score = score * in_chunks(guess, chunk, leaves, (states, cells, keys), jnp.ones(cells.shape), axis=0)
-    best = jnp.where(jnp.any(proved, axis=1), jnp.argmax(proved, axis=1), jnp.argmax(jnp.where(candidate, score, -jnp.inf), axis=1))
-    chosen = jnp.take_along_axis(cells, best[:, None], axis=1)[:, 0]
-    policy = jax.vmap(models.choose_action, in_axes=(0, 0, 0, None))(logits, legal, keys, True)
-    return jnp.where(searched, chosen, policy).astype(jnp.int32)
-
-
-def _mean_leaf_values(agent: Agent, inputs) -> jax.Array:
-    """f32[C, K]: each candidate's mean leaf value over drawn layouts where it is safe
-    (``lookahead_actions``), for a chunk of ``C`` views."""
-    states, cells, keys = inputs
-    env_cfg = agent.env_cfg
-    draw = lambda key, *view: solver_lib.sample_layouts(
-        key, *(x[None] for x in view), agent.lookahead_samples, agent.lookahead_limits
-    )
-    layouts = jax.tree.map(lambda x: x[:, 0], jax.vmap(draw)(keys, states.revealed, states.counts, states.mine_count))
-
-    def click(state, mine_mask, cell):
-        placed = ms_env.from_mines(mine_mask, env_cfg)
-        child = state.replace(mine_mask=placed.mine_mask, counts=placed.counts)
-        child, _, _, info = ms_env.step(child, ms_env.encode_action(cell, False, env_cfg), env_cfg)
-        return ms_env.observe(child, env_cfg), info["lost"], info["won"]
-
-    on_layouts = jax.vmap(click, in_axes=(None, 0, None))  # [N]
-    on_candidates = jax.vmap(on_layouts, in_axes=(None, None, 0))  # [K, N]
-    obs, lost, won = jax.vmap(on_candidates)(states, layouts.mines, cells)  # [C, K, N, ...]
-    _, values, _ = models.apply_network(agent.params, agent.model_cfg, obs.reshape((-1,) + obs.shape[3:]), agent.symmetric)
-    leaf = jnp.where(won, 1.0, values.reshape(won.shape))
-    safe_draws = jnp.sum(~lost, axis=2)
-    mean = jnp.sum(jnp.where(lost, 0.0, leaf), axis=2) / jnp.maximum(safe_draws, 1)
-    return jnp.where((safe_draws > 0) & layouts.exact[:, None], mean, 1.0)
-
 
 @dataclasses.dataclass(frozen=True)
 class SolverAgent:
@@ -331,14 +211,17 @@ class SolverAgent:
     Attributes:
       env_cfg: the game it plays.
       solver_cfg: the solver's layers and guess options.
+      guess: how it guesses on exact probabilities (a hashable ``solver.Guess``, e.g.
+        ``msjax.search.SearchGuess``: the search player); None: the rule solver's own guess.
     """
 
     env_cfg: ms_env.EnvConfig
     solver_cfg: solver_lib.SolverConfig = solver_lib.SolverConfig()
+    guess: Any = None
 
     def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array:
         """int32[]: the solver's move on one board."""
-        return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg)[0]
+        return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg, self.guess)[0]
 
     def mine_probabilities(self, state: ms_env.EnvState) -> jax.Array:
         """f32[H, W]: the solver's mine estimates (proved cells 0/1, layer-4 elsewhere), with

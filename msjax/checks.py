@@ -146,7 +146,7 @@ def check_fields(section: Any, checks: Iterable[tuple[Allowed | str, tuple[str, 
 
 
 def check_effect(owner: str, name: str, value: Any, takes_effect: bool, condition: str, current: str) -> None:
-    """Raises ``ValueError`` (``"SolverConfig.exact_lookahead=6 has no effect unless
+    """Raises ``ValueError`` (``"SolverConfig.exact_limits=ExactLimits(...) has no effect unless
     probabilities='exact' (probabilities='bp')"``) for an option that the rest of its
     config switches off: ``condition`` says what it needs, ``current`` what holds instead."""
     if not takes_effect:

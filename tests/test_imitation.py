@@ -226,11 +226,12 @@ def test_bad_imitation_configs_name_the_field(overrides, message):
 def test_the_search_player_can_be_the_teacher():
     cfg = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6, play_lookahead_depth=2,
                                     play_endgame_layouts=8)
-    teacher = cfg.play_solver
-    assert (teacher.exact_lookahead, teacher.lookahead_score, teacher.lookahead_depth) == (6, "survival", 2)
+    teacher = cfg.play_guess.config
+    assert (teacher.lookahead_candidates, teacher.lookahead_score, teacher.lookahead_depth) == (6, "survival", 2)
     assert teacher.lookahead_tolerance == imitation.SURVIVAL_TOLERANCE and teacher.endgame_layouts == 8
-    assert cfg.label_solver.exact_lookahead == 0  # the labels' proofs need no search
-    progress = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6).play_solver
+    assert cfg.play_solver.probabilities == "exact"
+    assert imitation.ImitationConfig(solver_probabilities="exact").play_guess is None  # the rule solver's own guess
+    progress = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6).play_search
     assert (progress.lookahead_score, progress.lookahead_tolerance) == ("progress", 0.0)
 
 

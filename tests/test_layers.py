@@ -25,6 +25,7 @@ LAYERS = {
     "msjax.models": 1,
     "msjax.adapters": 1,
     "msjax.agent": 2,
+    "msjax.search": 2,
     "msjax.losses": 2,
     "msjax.optimizers": 2,
     "msjax.stages": 3,

@@ -475,7 +475,6 @@ def test_config_rejects_out_of_range_values():
     ({"max_layer": True}, r"SolverConfig\.max_layer=True must be an int in \{1, 2, 3, 4\}"),
     ({"first_click": [1, 1]}, r"SolverConfig\.first_click=\[1, 1\] must be None or a \(row, col\) tuple"),
     ({"first_click": (1, -1)}, r"SolverConfig\.first_click=\(1, -1\) must be None or a \(row, col\) tuple"),
-    ({"exact_lookahead": 2.5}, r"SolverConfig\.exact_lookahead=2\.5 must be an int >= 0"),
     ({"exact_limits": None}, r"SolverConfig\.exact_limits=None must be an ExactLimits"),
     ({"probabilities": None}, r"SolverConfig\.probabilities=None must be one of 'bp', 'exact'"),
     ({"use_information_gain": 1}, r"SolverConfig\.use_information_gain=1 must be a bool"),
@@ -491,9 +490,6 @@ EXACT = {"probabilities": "exact"}
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"exact_lookahead": 6}, r"exact_lookahead=6 has no effect unless probabilities='exact' \(probabilities='bp'\)"),
-    ({**EXACT, "max_layer": 3, "exact_lookahead": 4}, r"exact_lookahead=4 has no effect unless max_layer=4 \(max_layer=3\)"),
-    ({**EXACT, "max_layer": 3, "endgame_layouts": 8}, r"endgame_layouts=8 has no effect unless max_layer=4 \(max_layer=3\)"),
     ({"exact_limits": solver.ExactLimits(max_states=64)}, r"exact_limits=ExactLimits\(.*\) has no effect unless probabilities='exact'"),
     ({"max_layer": 3, "safety_threshold": 0.1}, r"safety_threshold=0\.1 has no effect unless max_layer=4 \(max_layer=3\)"),
     ({"max_layer": 2, "frontier_risk_limit": 0.35}, r"frontier_risk_limit=0\.35 has no effect unless max_layer=4"),
@@ -505,9 +501,9 @@ def test_config_refuses_an_option_that_another_field_switches_off(fields, messag
         SolverConfig(**fields)
 
 
-def test_mine_probabilities_take_a_searching_config():
-    # its deduction runs at layer 3, where the guess's search options mean nothing
-    searching = SolverConfig(probabilities="exact", exact_lookahead=2, endgame_layouts=8, tie_tolerance=0.01)
+def test_mine_probabilities_take_a_guessing_config():
+    # its deduction runs at layer 3, where the guess's options mean nothing
+    searching = SolverConfig(probabilities="exact", tie_tolerance=0.01)
     assert searching.deduction(3) == SolverConfig(max_layer=3, probabilities="exact")
     state = position(RISKY_FRONTIER, CFG)
     estimate = solver.mine_probabilities(state, CFG, searching)

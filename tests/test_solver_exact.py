@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_exact import random_positions, real_positions
 
-from msjax import env, exact, solver
+from msjax import env, exact, search, solver
 from msjax.solver import exact as device_exact
 from msjax.solver.forward import two_sum
-from msjax.solver.lookahead import candidate_cells, lookahead_scores, nearly_safest
+from msjax.search.lookahead import candidate_cells, lookahead_scores, nearly_safest
 from msjax.solver.types import ExactLimits
 
 BATCH = 8
@@ -212,7 +212,7 @@ def test_the_lookahead_gives_msjax_exacts_progress_and_zero_chances():
     analysis = analyse_batch(views)
     lowest = np.where(np.stack([~v[0] for v in views]), analysis.mine_prob, np.inf).min(axis=(1, 2))
     good = np.stack([~v[0] for v in views]) & (analysis.mine_prob <= lowest[:, None, None] + 1e-6)
-    cell, progress, zero = solver.lookahead_choice(
+    cell, progress, zero = search.lookahead_choice(
         jnp.asarray(np.stack([v[0] for v in views])), jnp.asarray(np.stack([v[1] for v in views])),
         jnp.asarray([v[2] for v in views]), jnp.asarray(analysis.log_layouts), jnp.asarray(good), 3, ONE_PASS,
     )
@@ -249,7 +249,7 @@ def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_exp
     good[0, 0, 0] = good[0, 3, 0] = True
     analysis = device_exact.exact_analysis(jnp.asarray(revealed[None]), jnp.asarray(counts[None]), jnp.full(1, 99), ONE_PASS)
     assert bool(analysis.exact[0])
-    cell, progress, zero = solver.lookahead_choice(
+    cell, progress, zero = search.lookahead_choice(
         jnp.asarray(revealed[None]), jnp.asarray(counts[None]), jnp.full(1, 99), analysis.log_layouts,
         jnp.asarray(good), 2, ONE_PASS,
     )
@@ -308,10 +308,10 @@ def test_the_survival_lookahead_gives_up_a_little_safety_to_survive_the_next_gue
     revealed, counts = np.asarray(state.revealed), np.where(state.revealed, np.asarray(state.counts), 0)
     reference = exact.analyse(revealed, counts, 10)
     assert exact.choose_guess(revealed, reference, 10) == 3
-    survival_cfg = dataclasses.replace(
-        EXACT_SOLVER, exact_lookahead=6, lookahead_score="survival", lookahead_tolerance=0.05
-    )
-    action, layer = solver.solver_action(state, jax.random.key(0), config_for(SURVIVAL_BEATS_SAFETY), survival_cfg)
+    survival = search.SearchGuess(search.SearchConfig(
+        lookahead_candidates=6, lookahead_score="survival", lookahead_tolerance=0.05))
+    action, layer = solver.solver_action(state, jax.random.key(0), config_for(SURVIVAL_BEATS_SAFETY), EXACT_SOLVER,
+                                         survival)
     assert int(layer) == 4
     scores = {c: survival_by_host_search(revealed, counts, 10, c, depth=1, tolerance=0.0) for c in (3, 4, 36)}
     assert int(action) in (4, 36)
@@ -390,23 +390,3 @@ def test_the_survival_scores_of_open_expert_boards_agree_with_msjax_exact_in_flo
         for cell, survival in zip(np.asarray(scores.cells[0]), np.asarray(scores.survival[0])):
             assert survival <= 1.0 - float(analysis.mine_prob[0].reshape(-1)[cell]) + 1e-6
             assert survival == pytest.approx(survival_by_host_search(revealed, counts, 99, int(cell), 1, 0.1), abs=2e-5)
-
-
-def test_the_lookahead_options_are_checked():
-    exact = {"probabilities": "exact"}
-    with pytest.raises(ValueError, match="lookahead_score"):
-        solver.SolverConfig(lookahead_score="depth")
-    with pytest.raises(ValueError, match="lookahead_tolerance=0.1 has no effect unless lookahead_score='survival'"):
-        solver.SolverConfig(lookahead_tolerance=0.1)
-    with pytest.raises(ValueError, match=r"lookahead_tolerance=1.0 must be a number in \[0, 1\)"):
-        solver.SolverConfig(lookahead_score="survival", lookahead_tolerance=1.0)
-    with pytest.raises(ValueError, match=r"lookahead_score='survival' has no effect unless exact_lookahead >= 1 \(exact"):
-        solver.SolverConfig(**exact, lookahead_score="survival")
-    with pytest.raises(ValueError, match=r"lookahead_depth=3 must be an int in \{1, 2\}"):
-        solver.SolverConfig(lookahead_depth=3)
-    with pytest.raises(ValueError, match="lookahead_depth=2 has no effect unless lookahead_score='survival'"):
-        solver.SolverConfig(lookahead_depth=2)
-    with pytest.raises(ValueError, match=r"lookahead_expand=7 must be an int in \[0, 6\] \(at most exact_lookahead\)"):
-        solver.SolverConfig(**exact, exact_lookahead=6, lookahead_expand=7)
-    with pytest.raises(ValueError, match="lookahead_expand=2 has no effect unless lookahead_depth=2"):
-        solver.SolverConfig(**exact, exact_lookahead=6, lookahead_expand=2)

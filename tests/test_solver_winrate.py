@@ -15,14 +15,23 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_solver_fields_are_python_literals():
-    assert solver_fields("exact_lookahead=6,probabilities='exact'") == {"exact_lookahead": 6, "probabilities": "exact"}
+    assert solver_fields("lookahead_candidates=6,probabilities='exact'") == {"lookahead_candidates": 6, "probabilities": "exact"}
     assert solver_fields("") == {}
+    assert solver_fields("exact_lookahead=6") == {"exact_lookahead": 6}  # the search's former name still reads
+
+
+def test_a_saved_solver_line_with_the_searchs_former_fields_plays_the_same_search():
+    from msjax import search
+
+    solver_cfg, guess = search.solver_and_guess(solver_fields("probabilities='exact',exact_lookahead=6,endgame_layouts=8"))
+    assert solver_cfg.probabilities == "exact"
+    assert guess == search.SearchGuess(search.SearchConfig(lookahead_candidates=6, endgame_layouts=8))
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("bogus=1", "unknown field 'bogus' in 'bogus=1'; SolverConfig's fields: "),
+        ("bogus=1", "unknown field 'bogus' in 'bogus=1'; the fields: "),
         ("max_layer", "'max_layer' must be FIELD=VALUE"),
         ("probabilities=exact", "probabilities=exact: exact is not a Python literal"),
     ],
@@ -32,7 +41,7 @@ def test_a_bad_solver_field_is_one_line_naming_it(text, message):
         solver_fields(text)
     assert str(error.value).startswith(message)
     if text == "bogus=1":  # the line lists every field
-        assert all(name in str(error.value) for name in ("max_layer", "exact_lookahead", "endgame_layouts"))
+        assert all(name in str(error.value) for name in ("max_layer", "lookahead_candidates", "endgame_layouts"))
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ def positive_float(text: str) -> float:
 
 
 def lookahead(text: str) -> tuple[int, int, str]:
-    """argparse type: ``K,N,LEAF`` (``Agent.with_lookahead``'s candidates, drawn layouts
+    """argparse type: ``K,N,LEAF`` (``search.policy_lookahead``'s candidates, drawn layouts
     and leaf value: ``value`` or ``safe``), e.g. ``4,16,value``."""
     parts = text.split(",")
     if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):
@@ -77,19 +77,23 @@ def lookahead(text: str) -> tuple[int, int, str]:
 
 def solver_fields(text: str) -> dict:
     """argparse type: ``--solver``'s ``"a=1,b='x'"`` -> ``{"a": 1, "b": "x"}``, ``SolverConfig``
-    fields with values read as Python literals; ``ArgumentTypeError`` for an item that is
-    not ``FIELD=VALUE``, an unknown field (the line lists them all) or a value that is not
-    a literal. Whether the values fit together is ``SolverConfig``'s to say."""
+    and ``search.SearchConfig`` fields (also the search's former ``SolverConfig`` names,
+    ``search.OLD_SOLVER_FIELDS``) with values read as Python literals; ``ArgumentTypeError``
+    for an item that is not ``FIELD=VALUE``, an unknown field (the line lists them all) or a
+    value that is not a literal. Whether the values fit together is the configs' to say
+    (``search.solver_and_guess``)."""
+    from msjax.search import OLD_SOLVER_FIELDS, SearchConfig
     from msjax.solver import SolverConfig
 
-    known = [field.name for field in dataclasses.fields(SolverConfig)]
+    known = [field.name for config in (SolverConfig, SearchConfig) for field in dataclasses.fields(config)]
+    known += [name for name in OLD_SOLVER_FIELDS if name not in known]
     fields = {}
     for item in filter(None, text.split(",")):
         name, equals, value = (part.strip() for part in item.partition("="))
         if not equals or not name:
-            raise argparse.ArgumentTypeError(f"{item!r} must be FIELD=VALUE (e.g. exact_lookahead=6)")
+            raise argparse.ArgumentTypeError(f"{item!r} must be FIELD=VALUE (e.g. lookahead_candidates=6)")
         if name not in known:
-            raise argparse.ArgumentTypeError(f"unknown field {name!r} in {text!r}; SolverConfig's fields: {', '.join(known)}")
+            raise argparse.ArgumentTypeError(f"unknown field {name!r} in {text!r}; the fields: {', '.join(known)}")
         try:
             fields[name] = ast.literal_eval(value)
         except (ValueError, SyntaxError):

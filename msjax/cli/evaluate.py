@@ -30,6 +30,7 @@ from msjax.evaluate import diagnostics
 from msjax import env as ms_env
 from msjax.run import memory as memory_lib
 from msjax.run import log as runlog
+from msjax import search
 from msjax.cli.args import int_in, lookahead, positive_int
 from msjax.cli.args import seed as seed_type
 from msjax.env import board_config
@@ -89,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--lookahead", type=lookahead, metavar="K,N,LEAF",
         help="the agent looks past its move: of its K likeliest reveals a proved-safe one, else the best exact "
         "chance to be safe times the mean value (LEAF: value, the value head; safe, 1) of the views it leads to "
-        "on N drawn layouts (Agent.with_lookahead), e.g. 4,16,value",
+        "on N drawn layouts (search.policy_lookahead), e.g. 4,16,value",
     )
     parser.add_argument(
         "--loss-causes", action="store_true",
@@ -156,7 +157,7 @@ def _load_player(args: argparse.Namespace):
         if args.proofs:
             agent, name = agent.with_proofs(args.proofs), f"{name} (with the {args.proofs} proofs)"
         if args.lookahead:
-            agent, name = agent.with_lookahead(*args.lookahead), f"{name} (looking ahead: {args.lookahead})"
+            agent, name = search.policy_lookahead(agent, *args.lookahead), f"{name} (looking ahead: {args.lookahead})"
         return agent, cfg, name
     except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
         raise UsageError(str(error).splitlines()[0]) from error

@@ -12,7 +12,7 @@ intervals overlap (two agents that win and lose mostly the same boards).
     python -m msjax paired runs/small runs/small_ppo --games 10000 --seed 7
 
 ``--lookahead K,N,LEAF`` (repeatable) adds, after each agent, the agent with that
-look-ahead on top (``Agent.with_lookahead``: ``K`` candidates, ``N`` drawn layouts, leaves
+look-ahead on top (``search.policy_lookahead``: ``K`` candidates, ``N`` drawn layouts, leaves
 valued by ``value`` or ``safe``):
 
     python -m msjax paired runs/small --lookahead 4,16,safe --lookahead 4,16,value
@@ -61,6 +61,7 @@ from msjax.evaluate.paired import (
     agent_wins, boards_played, percent_cells, save_rows, saved_board, saved_outcomes, unrecorded_warning, vs_first,
 )
 from msjax.run import checkpoint
+from msjax import search
 from msjax.solver import SolverConfig
 
 DESCRIPTION = (
@@ -128,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             players.append((f"{path} +symmetric", agent.symmetrised()))
         for spec in args.lookahead:
             try:
-                players.append((f"{path} +lookahead {','.join(map(str, spec))}", agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)).with_lookahead(*spec)))
+                players.append((f"{path} +lookahead {','.join(map(str, spec))}", search.policy_lookahead(agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)), *spec)))
             except ValueError as error:  # more candidates than cells
                 parser.error(f"--lookahead: {error}")
     for probabilities in args.solver:

@@ -32,9 +32,12 @@ def opening_click(height: int, width: int) -> tuple[int, int]:
 
 
 def device_solver_config(height: int, width: int, solver_options: dict):
-    """The JAX solver's ``SolverConfig`` on exact probabilities with the host player's first
-    click and ``solver_options`` (``SolverConfig`` fields); its errors are ``SolverConfig``'s."""
-    return solver.SolverConfig(**{"probabilities": "exact", "first_click": opening_click(height, width), **solver_options})
+    """``(SolverConfig, guess)``: the JAX solver on exact probabilities with the host player's
+    first click and ``solver_options`` (``SolverConfig`` and ``search.SearchConfig`` fields,
+    ``search.solver_and_guess``), and its search guess; the configs' errors."""
+    from msjax import search
+
+    return search.solver_and_guess({"probabilities": "exact", "first_click": opening_click(height, width), **solver_options})
 
 
 def draw_layouts(height: int, width: int, mines: int, games: int, seed: int) -> np.ndarray:
@@ -101,7 +104,7 @@ def host_wins(layouts: np.ndarray, workers: int) -> np.ndarray:
     return np.asarray([_host_game(layout) for layout in layouts])
 
 
-def solver_play_steps(carry, cfg, solver_cfg, steps: int):
+def solver_play_steps(carry, cfg, solver_cfg, guess, steps: int):
     """``steps`` moves of the JAX solver on every board of ``carry = (states, memory, key,
     won)`` (a finished board keeps its outcome in ``won``); jit it with ``cfg``, ``solver_cfg``
     and ``steps`` static (``compiled_play``)."""
@@ -109,7 +112,7 @@ def solver_play_steps(carry, cfg, solver_cfg, steps: int):
         states, memory, key, won = carry
         key, move_key = jax.random.split(key)
         keys = jax.random.split(move_key, states.done.shape[0])
-        actions, _, memory = solver.batch_solver_play(states, keys, memory, cfg, solver_cfg)
+        actions, _, memory = solver.batch_solver_play(states, keys, memory, cfg, solver_cfg, guess=guess)
         was_done = states.done
         states, _, done, info = env.batch_step(states, actions, cfg, auto_reset=False)
         return (states, memory, key, jnp.where(done & ~was_done, info["won"], won)), None
@@ -120,14 +123,14 @@ def solver_play_steps(carry, cfg, solver_cfg, steps: int):
 _COMPILED: dict = {}
 
 
-def compiled_play(carry, cfg, solver_cfg, steps: int) -> tuple[Callable, float]:
+def compiled_play(carry, cfg, solver_cfg, guess, steps: int) -> tuple[Callable, float]:
     """(``carry -> carry``, compile seconds): ``solver_play_steps`` compiled for this batch
     and these configs, once per process (0.0 seconds when it was already)."""
-    key = (cfg, solver_cfg, steps, carry[3].shape[0])
+    key = (cfg, solver_cfg, guess, steps, carry[3].shape[0])
     if key in _COMPILED:
         return _COMPILED[key], 0.0
     began = time.perf_counter()
-    play = jax.jit(solver_play_steps, static_argnums=(1, 2, 3)).lower(carry, cfg, solver_cfg, steps).compile()
+    play = jax.jit(solver_play_steps, static_argnums=(1, 2, 3, 4)).lower(carry, cfg, solver_cfg, guess, steps).compile()
     _COMPILED[key] = play
     return play, time.perf_counter() - began
 
@@ -141,7 +144,7 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
     games, height, width = layouts.shape
     mines = int(layouts[0].sum())
     cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=True)
-    solver_cfg = device_solver_config(height, width, solver_options)
+    solver_cfg, guess = device_solver_config(height, width, solver_options)
     batch = min(batch, games)
 
     wins, compile_s = [], 0.0
@@ -156,7 +159,7 @@ def device_wins(layouts: np.ndarray, solver_options: dict, batch: int, chunk_ste
             won = done & info["won"]
         carry = (states, solver.empty_memory(states), jax.random.key(start), won)
         if start == 0:
-            compiled, compile_s = compiled_play(carry, cfg, solver_cfg, chunk_steps)
+            compiled, compile_s = compiled_play(carry, cfg, solver_cfg, guess, chunk_steps)
         while not bool(jnp.all(carry[0].done)):
             carry = compiled(carry)
         wins.append(np.asarray(carry[3])[: len(part)])

@@ -31,18 +31,14 @@ The four layers follow seed 001's hybrid solver, done with whole-board array ops
    probability, near-ties going to the cell most likely to be a zero.
    With ``SolverConfig(probabilities="exact")`` the probabilities are exact instead
    (``exact``: a transfer-matrix DP along the frontier, for a batch of views at once),
-   every cell they prove is played (as layer 3), and ``exact_lookahead`` breaks ties by an
-   exact one-move lookahead (``lookahead``), as ``msjax.exact``'s player does, or (its
-   ``"survival"`` score) by the chance to survive this guess and the next; with
-   ``endgame_layouts``, a view that few layouts fit is played by the exhaustive endgame
-   (``endgame``: the most likely win over the whole remaining game tree).
+   every cell they prove is played (as layer 3), and the guess may be a search's: the
+   moves take a ``guess`` function (``Guess``, asked with a ``GuessSituation``), and
+   ``msjax.search`` builds them (its lookahead and exhaustive endgame).
 
 Modules, in the order data flows: ``types`` (config, proved cells, view), ``grid`` (the
 cell-major array plumbing), ``layers`` (one pass of each deduction layer), ``deduce`` (the
 fixpoint loops: ``forced_moves``), ``frontier``, ``forward`` and ``exact`` (exact
-probabilities: ``exact_analysis``), ``sample`` (uniform layouts that fit a view: ``sample_layouts``),
-``lookahead``, ``outcome`` (what a click leads to: ``click_outcomes``), ``endgame``
-(the exhaustive endgame: ``solve_endgame``), ``beliefs`` (layer 4: ``mine_probabilities``),
+probabilities: ``exact_analysis``), ``beliefs`` (layer 4: ``mine_probabilities``),
 ``policy`` (the move on one game: ``solver_action``), ``batch`` (whole batches, with a
 memory of proofs: ``batch_solver_play``), ``record`` (a recorded game on the host:
 ``record_game``).
@@ -59,47 +55,34 @@ legacy ones (``jax.random.PRNGKey``), with the same moves for the same seed.
 from msjax.solver.batch import SolverMemory, batch_solver_action, batch_solver_play, empty_memory
 from msjax.solver.beliefs import mine_probabilities
 from msjax.solver.deduce import batch_forced_moves, forced_moves
-from msjax.solver.endgame import Endgame, solve_endgame
 from msjax.solver.exact import ExactAnalysis, exact_analysis
-from msjax.solver.lookahead import LookaheadScores, lookahead_choice, lookahead_scores, nearly_safest
-from msjax.solver.outcome import ClickOutcomes, click_outcomes
 from msjax.solver.policy import first_click, solver_action, typed_key
-from msjax.solver.sample import LayoutSamples, sample_layouts
 from msjax.solver.record import ActionRecord, GameRecord, jit_solver_action, layer_summary, record_game
-from msjax.solver.types import GUESS_LAYER, MAX_ENDGAME_LAYOUTS, NO_LAYER, ExactLimits, Forced, SolverConfig
+from msjax.solver.types import GUESS_LAYER, NO_LAYER, ExactLimits, Forced, Guess, GuessSituation, SolverConfig
 
 __all__ = [
     "ActionRecord",
-    "ClickOutcomes",
-    "Endgame",
     "ExactAnalysis",
     "ExactLimits",
     "Forced",
     "GUESS_LAYER",
     "GameRecord",
-    "LayoutSamples",
-    "LookaheadScores",
-    "MAX_ENDGAME_LAYOUTS",
+    "Guess",
+    "GuessSituation",
     "NO_LAYER",
     "SolverConfig",
     "SolverMemory",
     "batch_forced_moves",
     "batch_solver_action",
     "batch_solver_play",
-    "click_outcomes",
     "empty_memory",
     "exact_analysis",
     "first_click",
     "forced_moves",
     "jit_solver_action",
     "layer_summary",
-    "lookahead_choice",
-    "lookahead_scores",
     "mine_probabilities",
-    "nearly_safest",
     "record_game",
-    "sample_layouts",
-    "solve_endgame",
     "solver_action",
     "typed_key",
 ]

@@ -17,7 +17,7 @@ from msjax.env import EnvConfig, EnvState
 from msjax.solver.deduce import deduce_from, layer1_fixpoint
 from msjax.solver.grid import any_cell, in_chunks, on_cells, player_view
 from msjax.solver.policy import fallback_move, finish_move, safe_move, typed_key
-from msjax.solver.types import Forced, SolverConfig, View
+from msjax.solver.types import Forced, Guess, SolverConfig, View
 
 
 class SolverMemory(NamedTuple):
@@ -94,15 +94,17 @@ def _deduce_in_chunks(view: View, forced: Forced, open_games, solver_cfg: Solver
     return forced
 
 
-def _move_in_chunks(view, forced, flags, keys, open_games, cfg: EnvConfig, solver_cfg: SolverConfig, chunk_size: int):
+def _move_in_chunks(view, forced, flags, keys, open_games, cfg: EnvConfig, solver_cfg: SolverConfig, chunk_size: int,
+                    guess: Guess | None = None):
     """(action, layer) int32[B] and ``forced``: a proved-safe cell where there is one,
-    else the fallback move (an exact-proved cell, a flag or a guess), computed only on the
-    open games that need it; ``forced`` gains what the exact analysis proved there."""
+    else the fallback move (an exact-proved cell, a flag or ``guess``'s guess), computed
+    only on the open games that need it; ``forced`` gains what the exact analysis proved
+    there."""
     cell, layer, found = safe_move(view, forced)
 
     def guess_chunk(args):
         view, forced, flags, keys = args
-        return fallback_move(view, forced, flags, keys, cfg, solver_cfg)
+        return fallback_move(view, forced, flags, keys, cfg, solver_cfg, guess)
 
     needs_guess = open_games & ~found
     return in_chunks(
@@ -118,6 +120,7 @@ def batch_solver_play(
     cfg: EnvConfig,
     solver_cfg: SolverConfig = SolverConfig(),
     chunk_size: int = 0,
+    guess: Guess | None = None,
 ) -> tuple[jax.Array, jax.Array, SolverMemory]:
     """``batch_solver_action`` that remembers its proofs between moves: the fast way to
     play whole games (``SolverMemory``; start from ``empty_memory(states)``).
@@ -135,6 +138,8 @@ def batch_solver_play(
       cfg: the static game config.
       solver_cfg: the static solver config.
       chunk_size: static (0: an eighth of the batch, at least 64).
+      guess: how it guesses on exact probabilities (a ``Guess`` pytree, traced: e.g.
+        ``msjax.search.SearchGuess``); None: the rule solver's own guess.
 
     Returns:
       ``(actions int32[B], layers int32[B], memory)``.
@@ -151,7 +156,7 @@ def batch_solver_play(
     forced = layer1_fixpoint(view, forced, open_games, stop_at_safe=True)
     if solver_cfg.max_layer >= 2:
         forced = _deduce_in_chunks(view, forced, open_games, solver_cfg, chunk_size)
-    action, layer, forced = _move_in_chunks(view, forced, flags, keys, open_games, cfg, solver_cfg, chunk_size)
+    action, layer, forced = _move_in_chunks(view, forced, flags, keys, open_games, cfg, solver_cfg, chunk_size, guess)
     action, layer = finish_move(action, layer, view, states.done, cfg, solver_cfg)
     memory = SolverMemory(*(jnp.moveaxis(x, -1, 0) for x in forced), game)
     return action, layer, memory
@@ -164,6 +169,7 @@ def batch_solver_action(
     cfg: EnvConfig,
     solver_cfg: SolverConfig = SolverConfig(),
     chunk_size: int = 0,
+    guess: Guess | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """``jax.vmap(solver_action)`` (same results), several times faster on large batches.
 
@@ -179,9 +185,10 @@ def batch_solver_action(
       cfg: the static game config.
       solver_cfg: the static solver config.
       chunk_size: static.
+      guess: as ``batch_solver_play``'s.
 
     Returns:
       ``(actions int32[B], layers int32[B])``.
     """
-    actions, layers, _ = batch_solver_play(states, keys, empty_memory(states), cfg, solver_cfg, chunk_size)
+    actions, layers, _ = batch_solver_play(states, keys, empty_memory(states), cfg, solver_cfg, chunk_size, guess)
     return actions, layers

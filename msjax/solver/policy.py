@@ -4,7 +4,9 @@ proved mine (with ``flag_mines``), else the layer-4 guess.
 The guess is the unknown cell with the lowest estimated mine probability; near-ties
 (within ``tie_tolerance``) go to the cell most likely to be a zero, which opens new
 information; with ``frontier_risk_limit`` below 1, a frontier too risky sends the guess
-off the frontier (seed 001's fallback). Before anything is revealed the move is ``first_click``: by default (3, 3)
+off the frontier (seed 001's fallback). With exact probabilities a search may choose the
+guess instead: the ``guess`` argument (a ``Guess``: ``msjax.search`` builds them), asked
+what the rule solver knows (``GuessSituation``). Before anything is revealed the move is ``first_click``: by default (3, 3)
 (clipped to the board) when the first click opens a region
 (``guarantee_safe_neighborhood``) and the corner (0, 0) when only the clicked cell is
 safe, as the published solvers do.
@@ -23,13 +25,11 @@ from msjax import env
 from msjax.env import EnvConfig, EnvState
 from msjax.solver.beliefs import belief_propagation
 from msjax.solver.deduce import deduce, with_exact_proofs
-from msjax.solver.endgame import DENSE_LAYOUTS, SIZES, endgame_chunk, solve_endgame, within_bound
-from msjax.solver.grid import (
-    any_cell, at_cell, best_cell, flat_cells, in_chunks, neighbours, on_cells, player_view, to_boards,
-)
+from msjax.solver.grid import any_cell, at_cell, best_cell, flat_cells, neighbours, on_cells, player_view
 from msjax.solver.layers import constraints_of
-from msjax.solver.lookahead import lookahead_choice
-from msjax.solver.types import EXACT_TIES, GUESS_LAYER, NO_LAYER, Constraints, Forced, SolverConfig, View
+from msjax.solver.types import (
+    EXACT_TIES, GUESS_LAYER, NO_LAYER, Constraints, Forced, Guess, GuessSituation, SolverConfig, View,
+)
 
 
 def typed_key(key: jax.Array) -> jax.Array:
@@ -96,10 +96,11 @@ def layer4_probabilities(view: View, forced: Forced, solver_cfg: SolverConfig):
     return jnp.where(on_cells(exact), exact_probability, estimate), forced, (exact, log_layouts)
 
 
-def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig):
+def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig, guess: Guess | None = None):
     """(cell int32[*b], layer int32[*b], forced): the layer-4 guess, or below layer 4 a
     uniform one among the unknown cells (layer 0). With exact probabilities, a cell their
-    analysis proves safe comes first (layer 3), and ``forced`` gains its proofs."""
+    analysis proves safe comes first (layer 3), ``forced`` gains its proofs, and ``guess``
+    (a ``Guess``; None: the rule solver's own) chooses among the unknown cells."""
     noise = _noise(keys, view.revealed.shape[:2])
     if solver_cfg.max_layer < GUESS_LAYER:
         c = constraints_of(view, forced.safe, forced.mines)
@@ -122,56 +123,12 @@ def _guess(view: View, forced: Forced, keys: jax.Array, solver_cfg: SolverConfig
         score = noise
     cell, layer = best_cell(good, score), jnp.full(keys.shape, GUESS_LAYER, jnp.int32)
     safe_cell, safe_layer, found = safe_move(view, forced)
-    if analysis is not None and solver_cfg.exact_lookahead:
-        survival = solver_cfg.lookahead_score == "survival"
-        if survival:  # every cell nearly as safe as the safest
-            near = (1.0 - probability) >= (1.0 - solver_cfg.lookahead_tolerance) * (1.0 - on_cells(lowest))
-            good = (good | (candidates & near)) & c.unknown
-        guessing = good & on_cells(analysis[0] & ~found)  # the lookahead runs only where it chooses
-        looked = _lookahead_cell(view, guessing, analysis[1], solver_cfg, probability if survival else None)
-        cell = jnp.where(analysis[0], looked, cell)
-    if analysis is not None and solver_cfg.endgame_layouts:
-        near_end = analysis[0] & ~found & within_bound(analysis[1], solver_cfg.endgame_layouts)
-        cell = _endgame_cell(view, near_end, analysis[1], cell, keys, solver_cfg)
+    if analysis is not None and guess is not None:
+        exact, log_layouts = analysis
+        situation = GuessSituation(view, probability, c.unknown, candidates, good, lowest, cell, exact, log_layouts,
+                                   exact & ~found, keys)
+        cell = guess(situation, solver_cfg)
     return jnp.where(found, safe_cell, cell), jnp.where(found, safe_layer, layer), forced
-
-
-def _endgame_cell(view: View, near_end, log_layouts, cell, keys, solver_cfg: SolverConfig) -> jax.Array:
-    """int32[*b]: the exhaustive endgame's click (``msjax.solver.endgame``) in the games
-    where ``near_end`` (bool[*b]) and the endgame solves the view; ``cell`` elsewhere.
-    Views are solved in tiers by their layout count (``log_layouts``: float32[*b]): up to
-    ``DENSE_LAYOUTS``, then up to each of the endgame's ``SIZES`` below the bound, then up
-    to the bound, each tier with its own static sizes."""
-    batch_shape = view.mine_count.shape
-    key = jax.random.fold_in(keys.reshape(-1)[0], 1)  # the result does not depend on it
-    board_view = (to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1))
-    bound = solver_cfg.endgame_layouts
-    tops = [top for top in (DENSE_LAYOUTS, *(size[0] for size in SIZES)) if top < bound] + [bound]
-    tiers = [(top, near_end & within_bound(log_layouts, top) & ~within_bound(log_layouts, below))
-             for below, top in zip([0] + tops[:-1], tops)]
-    for layouts, views in tiers:
-
-        def solve(board_view, layouts=layouts):
-            endgame = solve_endgame(key, *board_view, max_layouts=layouts, limits=solver_cfg.exact_limits)
-            return jnp.where(endgame.solved, endgame.cell, -1)
-
-        chosen = in_chunks(views.reshape(-1), endgame_chunk(views.size, layouts), solve, board_view,
-                           jnp.full(views.size, -1, jnp.int32), axis=0)
-        cell = jnp.where(chosen.reshape(batch_shape) >= 0, chosen.reshape(batch_shape), cell)
-    return cell
-
-
-def _lookahead_cell(view: View, good, log_layouts, solver_cfg: SolverConfig, mine_prob=None) -> jax.Array:
-    """int32[*b]: the guess among ``good`` by the exact lookahead (``msjax.solver.lookahead``;
-    its survival score where ``mine_prob``, float32[H, W, *b], is given)."""
-    batch_shape = view.mine_count.shape
-    cell, _, _ = lookahead_choice(
-        to_boards(view.revealed), to_boards(view.counts), view.mine_count.reshape(-1), log_layouts.reshape(-1),
-        to_boards(good), solver_cfg.exact_lookahead, solver_cfg.exact_limits,
-        None if mine_prob is None else to_boards(mine_prob), solver_cfg.lookahead_depth,
-        solver_cfg.lookahead_tolerance, solver_cfg.lookahead_expand,
-    )
-    return cell.reshape(batch_shape)
 
 
 def _candidates(view: View, c: Constraints) -> jax.Array:
@@ -198,12 +155,13 @@ def safe_move(view: View, forced: Forced):
     return cell, at_cell(forced.layer, cell).astype(jnp.int32), any_cell(safe)
 
 
-def fallback_move(view, forced, flags, keys, cfg: EnvConfig, solver_cfg: SolverConfig):
+def fallback_move(view, forced, flags, keys, cfg: EnvConfig, solver_cfg: SolverConfig, guess: Guess | None = None):
     """(action, layer) [*b] and ``forced`` when no cell is proved safe: with exact
     probabilities a cell they prove safe; else a flag on a proved mine (with
-    ``flag_mines``), else a guess. ``flags``: bool[H, W, *b]; ``keys``: typed keys [*b].
-    ``forced`` gains the exact analysis' proofs, if it ran."""
-    cell, layer, forced = _guess(view, forced, keys, solver_cfg)
+    ``flag_mines``), else a guess (``guess``'s, a ``Guess``, where given). ``flags``:
+    bool[H, W, *b]; ``keys``: typed keys [*b]. ``forced`` gains the exact analysis'
+    proofs, if it ran."""
+    cell, layer, forced = _guess(view, forced, keys, solver_cfg, guess)
     if not solver_cfg.flag_mines:
         return cell, layer, forced
     to_flag = forced.mines & ~flags & ~view.revealed
@@ -225,7 +183,8 @@ def finish_move(action, layer, view: View, done, cfg: EnvConfig, solver_cfg: Sol
 
 
 def solver_action(
-    state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: SolverConfig = SolverConfig()
+    state: EnvState, key: jax.Array, cfg: EnvConfig, solver_cfg: SolverConfig = SolverConfig(),
+    guess: Guess | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """The solver's move on one game: always a legal action of an unfinished game.
 
@@ -238,6 +197,8 @@ def solver_action(
         (``jax.random.PRNGKey``; the same moves for the same seed).
       cfg: the static game config.
       solver_cfg: the static solver config.
+      guess: how it guesses on exact probabilities (a ``Guess``, e.g.
+        ``msjax.search.SearchGuess``); None: the rule solver's own guess.
 
     Returns:
       ``(action int32[], layer int32[])``: ``layer`` is the layer that proved the revealed
@@ -251,6 +212,6 @@ def solver_action(
     action, layer = jax.lax.cond(
         found,
         lambda: (cell, layer),
-        lambda: fallback_move(view, forced, state.flags, key, cfg, solver_cfg)[:2],
+        lambda: fallback_move(view, forced, state.flags, key, cfg, solver_cfg, guess)[:2],
     )
     return finish_move(action, layer, view, state.done, cfg, solver_cfg)

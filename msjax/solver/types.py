@@ -8,7 +8,7 @@ Arrays of the view and the constraints are cell-major, ``[H, W, *b]`` (see
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import jax
 
@@ -64,7 +64,6 @@ class ExactLimits:
         return self.max_frontier or default_max_frontier(height, width)
 
 
-MAX_ENDGAME_LAYOUTS = 128  # the endgame's sets of layouts are bitmasks of four uint32 words at most
 EXACT_TIES = 2e-6  # float32 rounding between equal exact probabilities reached by different sums
 
 
@@ -115,39 +114,11 @@ class SolverConfig:
         and mine-count endgames the layers miss): reported as layer 3, and added to
         ``forced_moves`` when ``max_layer >= 3``.
       exact_limits: the exact analysis' static sizes (``ExactLimits``).
-      exact_lookahead: with exact probabilities, how many of the safest cells get the
-        exact one-move lookahead (``msjax.solver.lookahead``: P(progress), then P(zero)),
-        as ``msjax.exact``'s player breaks ties; 0 breaks them by the zero chance of
-        independent neighbours (cheaper: one analysis per guess instead of ``1 + 9 K``).
-      lookahead_score: what the lookahead ranks its candidates by: ``"progress"`` (the
-        default: P(progress), then P(zero), among the safest cells, as ``msjax.exact``'s
-        player) or ``"survival"`` (the chance to survive this guess and the next one, then
-        progress and zero; ``msjax.solver.lookahead``'s docstring).
-      lookahead_tolerance: with ``"survival"``, the candidates are the cells whose chance
-        of being safe is at least ``1 - lookahead_tolerance`` times the best one's (0: the
-        safest cells only); must be 0 with ``"progress"``.
-      lookahead_depth: with ``"survival"``, the guesses past this one it looks at: 1 (this
-        guess and the next) or 2 (and the one after: each view the candidate can lead to
-        is worth its own best survival score, its candidates chosen by the same rule;
-        about ``9 K`` times the analyses of depth 1).
-      lookahead_expand: with ``lookahead_depth=2``, only this many of the ``K``
-        candidates, those of highest depth-1 score, look the second guess further and can
-        be chosen (about ``9 lookahead_expand`` times the analyses of depth 1); 0 (the
-        default): all of them. In ``[0, exact_lookahead]``.
-      endgame_layouts: with exact probabilities, a guess in a view that at most this many
-        layouts fit (2..128) is the exhaustive endgame's click (``msjax.solver.endgame``:
-        the highest chance of winning over the whole remaining game tree) instead of the
-        lookahead's; 0 (the default) turns it off. Cost grows with the sets of layouts the
-        player can come to know (``msjax.solver.endgame``).
-
     Raises:
       ValueError: a field of another type or out of its range; or an option set away from
         its default that the rest of the config switches off, naming what it needs: the
-        guess's options (ties, safety, the frontier limit, information gain, the lookahead,
-        the endgame) need ``max_layer=4``; ``exact_limits``, ``exact_lookahead`` and
-        ``endgame_layouts`` need ``probabilities="exact"``; ``lookahead_score="survival"``
-        needs ``exact_lookahead >= 1``; ``lookahead_tolerance`` and ``lookahead_depth=2`` need
-        the survival score; ``lookahead_expand`` needs ``lookahead_depth=2``.
+        guess's options (ties, safety, the frontier limit, information gain) need
+        ``max_layer=4``; ``exact_limits`` needs ``probabilities="exact"``.
     """
 
     max_layer: int = 4
@@ -163,18 +134,10 @@ class SolverConfig:
     bp_damping: float = 0.8
     probabilities: str = "bp"
     exact_limits: ExactLimits = ExactLimits()
-    exact_lookahead: int = 0
-    lookahead_score: str = "progress"
-    lookahead_tolerance: float = 0.0
-    lookahead_depth: int = 1
-    lookahead_expand: int = 0
-    endgame_layouts: int = 0
 
     def __post_init__(self):
         check_fields(self, _SOLVER_FIELDS)
         check_value("SolverConfig", "first_click", self.first_click, _FIRST_CLICK)
-        check_value("SolverConfig", "lookahead_expand", self.lookahead_expand,
-                    ints(0, self.exact_lookahead).noted("at most exact_lookahead"))
         defaults = {field.name: field.default for field in dataclasses.fields(self)}
         for name, works, needs, holds in _effect_rules(self):
             if getattr(self, name) != defaults[name]:
@@ -182,7 +145,7 @@ class SolverConfig:
 
     def deduction(self, max_layer: int) -> SolverConfig:
         """This config at ``max_layer`` (1..3, for its deduction alone): the layer-4 guess's
-        options (its ties, its lookahead, its endgame) back at their defaults, which is
+        options (its ties, its safety, its fallback) back at their defaults, which is
         what they mean below layer 4; the probabilities, their limits and the layers'
         options kept."""
         guess = {field.name: field.default for field in dataclasses.fields(self) if field.name in _GUESS_FIELDS}
@@ -191,28 +154,20 @@ class SolverConfig:
 
 _SOLVER_FIELDS = (
     (int_in(1, 2, 3, 4), ("max_layer",)),
-    (ints(0), ("contradiction_cells", "exact_lookahead")),
+    (ints(0), ("contradiction_cells",)),
     (ints(1), ("contradiction_rounds", "bp_iterations")),
     (numbers(0, 1), ("safety_threshold", "frontier_risk_limit", "tie_tolerance")),
     (BOOL, ("use_information_gain", "flag_mines")),
     (numbers(0, 1, low_open=True), ("bp_damping",)),
     (one_of("bp", "exact"), ("probabilities",)),
     (instance_of(ExactLimits), ("exact_limits",)),
-    (one_of("progress", "survival"), ("lookahead_score",)),
-    (numbers(0, 1, high_open=True), ("lookahead_tolerance",)),
-    (int_in(1, 2), ("lookahead_depth",)),
-    (Allowed(f"0 (off) or an int in [2, {MAX_ENDGAME_LAYOUTS}]",
-             lambda v: is_int(v) and (v == 0 or 2 <= v <= MAX_ENDGAME_LAYOUTS)), ("endgame_layouts",)),
 )
 _FIRST_CLICK = optional(Allowed(
     "a (row, col) tuple of two ints >= 0",
     lambda v: isinstance(v, tuple) and len(v) == 2 and all(is_int(x) and x >= 0 for x in v),
 ))
 # The options of the layer-4 guess: below max_layer=4 the solver guesses uniformly.
-_GUESS_FIELDS = (
-    "safety_threshold", "frontier_risk_limit", "use_information_gain", "tie_tolerance", "exact_lookahead",
-    "lookahead_score", "lookahead_tolerance", "lookahead_depth", "lookahead_expand", "endgame_layouts",
-)
+_GUESS_FIELDS = ("safety_threshold", "frontier_risk_limit", "use_information_gain", "tie_tolerance")
 
 
 def _effect_rules(cfg: SolverConfig) -> list[tuple[str, bool, str, str]]:
@@ -221,14 +176,9 @@ def _effect_rules(cfg: SolverConfig) -> list[tuple[str, bool, str, str]]:
     first refused is the one to change)."""
     guessing = ("max_layer=4", f"max_layer={cfg.max_layer}")
     exact = ("probabilities='exact'", f"probabilities={cfg.probabilities!r}")
-    survival = ("lookahead_score='survival'", f"lookahead_score={cfg.lookahead_score!r}")
     return [
         *((name, cfg.max_layer == GUESS_LAYER, *guessing) for name in _GUESS_FIELDS),
-        *((name, cfg.probabilities == "exact", *exact) for name in ("exact_limits", "exact_lookahead", "endgame_layouts")),
-        ("lookahead_score", cfg.exact_lookahead >= 1, "exact_lookahead >= 1", f"exact_lookahead={cfg.exact_lookahead}"),
-        ("lookahead_tolerance", cfg.lookahead_score == "survival", *survival),
-        ("lookahead_depth", cfg.lookahead_score == "survival", *survival),
-        ("lookahead_expand", cfg.lookahead_depth == 2, "lookahead_depth=2", f"lookahead_depth={cfg.lookahead_depth}"),
+        ("exact_limits", cfg.probabilities == "exact", *exact),
     ]
 
 
@@ -276,6 +226,56 @@ class Constraints(NamedTuple):
     unk: jax.Array
     active: jax.Array
     remaining: jax.Array
+
+
+class GuessSituation(NamedTuple):
+    """What the rule solver knows when it guesses with exact probabilities: what a guess
+    function (``Guess``) chooses from. Cell-major, ``[H, W, *b]``; ``[*b]`` per game.
+
+    Attributes:
+      view: the player's view (``View``).
+      probability: float32[H, W, *b], layer 4's mine probabilities of the unknown cells
+        (exact where ``exact``).
+      unknown: bool[H, W, *b], the hidden cells neither proved safe nor proved mines.
+      candidates: bool[H, W, *b], the cells a guess may take (``unknown``, or every hidden
+        cell where all are proved mines).
+      good: bool[H, W, *b], the rule solver's near-ties: the candidates it chooses among.
+      lowest: float32[*b], the lowest mine probability of an unknown cell.
+      cell: int32[*b], the rule solver's own guess (row-major).
+      exact: bool[*b], the view was analysed exactly (``probability`` is exact).
+      log_layouts: float32[*b], the log of the number of layouts that fit the view.
+      guessing: bool[*b], the games whose move is this guess (exact, and no cell proved
+        safe): a guess function needs to search only these.
+      keys: typed PRNG keys [*b], the games' keys for this move.
+    """
+
+    view: View
+    probability: jax.Array
+    unknown: jax.Array
+    candidates: jax.Array
+    good: jax.Array
+    lowest: jax.Array
+    cell: jax.Array
+    exact: jax.Array
+    log_layouts: jax.Array
+    guessing: jax.Array
+    keys: jax.Array
+
+
+class Guess(Protocol):
+    """The seam between the rule solver and a search: ``guess(situation, solver_cfg) ->
+    int32[*b]``, the cell (row-major) to reveal in each game of a ``GuessSituation``
+    where ``situation.guessing`` (elsewhere its answer is not played). The solver asks it
+    on views with exact probabilities (``SolverConfig(probabilities="exact")``); its
+    default is the rule solver's own guess (``situation.cell``).
+
+    Jitted callers (``batch_solver_play``) take it as a traced pytree argument: a
+    ``flax.struct.dataclass`` whose options are static fields (``pytree_node=False``) and
+    whose arrays (a network's parameters) are leaves, so new parameters need no
+    recompilation. ``msjax.search.SearchGuess`` is one.
+    """
+
+    def __call__(self, situation: GuessSituation, solver_cfg: SolverConfig) -> jax.Array: ...
 
 
 def check_views(owner: str, revealed, counts, mine_count, limits: ExactLimits) -> None:

@@ -155,7 +155,7 @@ def label_states(
     env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg)
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)
-    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver)
+    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver, il_cfg.play_guess)
     forced = batchplay.forced_moves(env_states, env_cfg, il_cfg.label_solver)
 
     hidden = ~env_states.revealed

@@ -34,13 +34,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from msjax import env as ms_env
-from msjax import exact
+from msjax import exact, search
 from msjax import solver as solver_lib
 from msjax import viz
 from msjax.env import EnvConfig, EnvState
-from msjax.solver.endgame import within_bound
 from msjax.web.programs import (
-    MAX_BOARDS, SEARCH_ENDGAME_LAYOUTS, BoardPrograms, CompileBusy, CompiledBoards, CompileSlot, board_programs,
+    MAX_BOARDS, SEARCH, BoardPrograms, CompileBusy, CompiledBoards, CompileSlot, board_programs,
 )
 
 MAX_ROWS = 32
@@ -360,7 +359,7 @@ class Inspector:
         """The search overlay: exact mine probabilities; where the view needs a guess, the
         survival lookahead's candidates (``safe``: P(safe), ``survive``: P(safe now and at
         the best next guess), ``progress``, ``zero``), best first; where few layouts fit,
-        the endgame's win chance of the best clicks (``SEARCH_*`` constants)."""
+        the endgame's win chance of the best clicks (``SEARCH``)."""
         revealed = np.asarray(game.state.revealed)
         if not revealed.any():
             return {"mine": _grid(np.zeros(revealed.shape)), "candidates": [], "endgame": None}
@@ -384,7 +383,7 @@ class Inspector:
                     "survive": round(float(survive), 4), "progress": round(float(progress), 4), "zero": round(float(zero), 4),
                 })
         result["candidates"].sort(key=lambda c: (-c["survive"], -c["safe"]))
-        if not within_bound(analysis.log_layouts, SEARCH_ENDGAME_LAYOUTS):
+        if not search.within_bound(analysis.log_layouts, SEARCH.endgame_layouts):
             return result
         try:
             endgame = jax.tree.map(lambda x: np.asarray(x)[0], programs.search_endgame(game.state))

@@ -32,14 +32,14 @@ from typing import Any, Callable, Generic, Hashable, Iterable, Iterator, NamedTu
 import jax
 
 from msjax import env as ms_env
+from msjax import search
 from msjax import solver as solver_lib
 from msjax.agent import SolverAgent
 from msjax.env import EnvConfig, EnvState
 from msjax.evaluate import agent_beliefs
 from msjax.solver.grid import player_view
 
-__all__ = ["MAX_BOARDS", "RETRY_AFTER_S", "SEARCH_CANDIDATES", "SEARCH_ENDGAME_LAYOUTS", "SEARCH_TOLERANCE",
-           "BoardPrograms", "CompileBusy", "CompileSlot", "CompiledBoards", "Program", "board_programs"]
+__all__ = ["MAX_BOARDS", "RETRY_AFTER_S", "SEARCH", "BoardPrograms", "CompileBusy", "CompileSlot", "CompiledBoards", "Program", "board_programs"]
 
 MAX_BOARDS = 8
 """Custom boards (not pinned) whose compiled programs the inspector keeps, besides the
@@ -163,13 +163,10 @@ def _solver_beliefs(state: EnvState, cfg: EnvConfig, solver_cfg: solver_lib.Solv
     return SolverAgent(cfg, solver_cfg).mine_probabilities(state), solver_lib.forced_moves(state, cfg, solver_cfg)
 
 
-SEARCH_CANDIDATES = 6
-SEARCH_TOLERANCE = 0.1
-SEARCH_ENDGAME_LAYOUTS = 8
-"""The search overlay's player: the survival lookahead over the ``SEARCH_CANDIDATES`` cells
-at least ``1 - SEARCH_TOLERANCE`` as safe as the safest, and the exhaustive endgame where
-at most ``SEARCH_ENDGAME_LAYOUTS`` layouts fit (``SolverConfig(exact_lookahead=6,
-lookahead_score="survival", lookahead_tolerance=0.1, endgame_layouts=8)``)."""
+SEARCH = search.SearchConfig(lookahead_candidates=6, lookahead_score="survival", lookahead_tolerance=0.1,
+                             endgame_layouts=8)
+"""The search overlay's player: the survival lookahead over the cells at least 90% as safe as
+the safest, 6 of them, and the exhaustive endgame where at most 8 layouts fit."""
 
 
 def _search_view(state: EnvState):
@@ -181,17 +178,12 @@ def _search_view(state: EnvState):
 def _search_beliefs(state: EnvState, limits: solver_lib.ExactLimits):
     """``(ExactAnalysis, LookaheadScores)`` of the view (batch axis of one): the exact
     probabilities, and the survival lookahead's candidates and their scores."""
-    revealed, counts, mines = _search_view(state)
-    analysis = solver_lib.exact_analysis(revealed, counts, mines, limits)
-    good = solver_lib.nearly_safest(revealed, analysis.mine_prob, SEARCH_TOLERANCE)
-    scores = solver_lib.lookahead_scores(revealed, counts, mines, analysis.log_layouts, good, SEARCH_CANDIDATES,
-                                         limits, analysis.mine_prob)
-    return analysis, scores
+    return search.candidate_scores(*_search_view(state), SEARCH, limits)
 
 
 def _search_endgame(state: EnvState, limits: solver_lib.ExactLimits):
     """``Endgame`` of the view (batch axis of one): each click's win chance."""
-    return solver_lib.solve_endgame(jax.random.key(0), *_search_view(state), SEARCH_ENDGAME_LAYOUTS, limits=limits)
+    return search.solve_endgame(jax.random.key(0), *_search_view(state), SEARCH.endgame_layouts, limits=limits)
 
 
 class BoardPrograms(NamedTuple):

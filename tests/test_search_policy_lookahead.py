@@ -1,5 +1,7 @@
-"""``Agent.with_lookahead``: the policy's candidates scored by their exact safety and the
+"""``search.policy_lookahead``: the policy's candidates scored by their exact safety and the
 value of the views they lead to; reads only the view. One compiled program per leaf kind."""
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -7,6 +9,7 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
+from msjax import search
 from msjax import solver as solver_lib
 from msjax.run.checkpoint import load_agent
 from test_exact import consistent_layouts
@@ -44,10 +47,10 @@ def views():
     return states, twins, jax.random.split(jax.random.key(1), NUM_GAMES), layouts
 
 
-@jax.jit
-def moves(agent, states, keys):
-    """Every cell a candidate, 8 layouts, the agent's ``lookahead_leaf``."""
-    return agent.with_lookahead(ENV.num_cells, 8, agent.lookahead_leaf, LIMITS).act_batch(states, keys)
+@functools.partial(jax.jit, static_argnums=3)
+def moves(agent, states, keys, leaf):
+    """Every cell a candidate, 8 layouts, leaves valued by ``leaf``."""
+    return search.policy_lookahead(agent, ENV.num_cells, 8, leaf, LIMITS).act_batch(states, keys)
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +65,9 @@ def played(agent, views):
     )
     return {
         "states": states, "twins": twins, "layouts": layouts,
-        "safe": np.asarray(moves(agent.replace(lookahead_leaf="safe"), states, keys)),
-        "value": np.asarray(moves(agent.replace(lookahead_leaf="value"), both, both_keys)),
-        "constant": np.asarray(moves(agent.replace(params=constant_head, lookahead_leaf="value"), both, both_keys)),
+        "safe": np.asarray(moves(agent, states, keys, "safe")),
+        "value": np.asarray(moves(agent, both, both_keys, "value")),
+        "constant": np.asarray(moves(agent.replace(params=constant_head), both, both_keys, "value")),
     }
 
 
@@ -98,7 +101,7 @@ def test_the_value_lookahead_reads_only_the_view(played):
 def test_one_board_plays_as_in_the_batch(agent, played):
     game = int(np.flatnonzero(np.asarray(played["states"].first_click_done & ~played["states"].done))[0])
     one = jax.tree.map(lambda x: x[game], played["states"])
-    safe_agent = agent.with_lookahead(ENV.num_cells, 8, "safe", LIMITS)
+    safe_agent = search.policy_lookahead(agent, ENV.num_cells, 8, "safe", LIMITS)
     assert int(jax.jit(safe_agent.act)(one, jax.random.split(jax.random.key(1), NUM_GAMES)[game])) == played["safe"][game]
 
 
@@ -108,6 +111,6 @@ def test_one_board_plays_as_in_the_batch(agent, played):
 )
 def test_bad_settings_name_the_argument(agent, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        agent.with_lookahead(**kwargs)
+        search.policy_lookahead(agent, **kwargs)
     with pytest.raises(ValueError, match="greedy agent without proofs"):
-        agent.with_proofs().with_lookahead()
+        search.policy_lookahead(agent.with_proofs())

@@ -14,9 +14,9 @@ order, counting cells whose whole neighbourhood is off the frontier once per nei
 size (they are interchangeable). A candidate whose analyses leave the exact analysis'
 limits scores no progress (as in ``msjax.exact``).
 
-**Survival** (``survival=True``, ``SolverConfig.lookahead_score="survival"``): a look past the
+**Survival** (``survival=True``, ``SearchConfig.lookahead_score="survival"``): a look past the
 next guess. The candidates widen to every cell nearly as safe as the safest (``good``:
-``SolverConfig.lookahead_tolerance``), ranked by mine probability, and each is scored by
+``SearchConfig.lookahead_tolerance``), ranked by mine probability, and each is scored by
 the chance of surviving this guess *and* the next one:
 ``sum_v P(c safe and shows v) * S(v)``, where ``S(v)`` is the safety of the best cell of the
 view after ``c`` shows ``v`` (1 where a cell is then certainly safe or the game is won; the
@@ -27,13 +27,13 @@ safety" taken exactly, and the one-move form of minesolve's depth-k expectimax. 
 score wins; near-equal scores (within ``TIES``) fall back to P(progress), then P(zero). A
 candidate with a flagged analysis scores its own safety times the view's best safety.
 
-**Depth 2** (``depth=2``, ``SolverConfig.lookahead_depth``): a view after the click that
+**Depth 2** (``depth=2``, ``SearchConfig.lookahead_depth``): a view after the click that
 has neither a certainly safe cell nor a won game is worth its own best survival score
 instead of its best safety: its candidates (its cells at least ``1 - tolerance`` as safe as
 its safest, as many as at the root) are analysed the same way (``survival_scores`` calls
 itself on the ``B K 9`` views after). The chance to survive this guess and two more,
 exactly, at about ``9 K`` times the analyses of depth 1 (only on the views that need
-them). ``expand`` (``SolverConfig.lookahead_expand``) cuts that to ``9 expand`` times: only
+them). ``expand`` (``SearchConfig.lookahead_expand``) cuts that to ``9 expand`` times: only
 the ``expand`` candidates of highest depth-1 score look the second guess further, and the
 others are not chosen (their survival score is -1). ``lookahead_scores`` gives every
 candidate's scores (the inspector's overlay).

@@ -1,4 +1,4 @@
-"""The exhaustive endgame (msjax.solver.endgame) against a brute-force minimax written here:
+"""The exhaustive endgame (msjax.search.endgame) against a brute-force minimax written here:
 the game played out click by click, cascades and all, over every layout that fits the view.
 
 One compiled ``solve_endgame`` (5x5 boards, 4 mines, 16 views, up to 16 layouts: the
@@ -9,7 +9,6 @@ check it plays legally and wins, and those that check it plays the endgame's cli
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -23,17 +22,16 @@ from drawings import position, view
 from test_solver_exact import BATCH as GAMES
 from test_solver_exact import EXACT_SOLVER
 
-from msjax import env, exact, solver
-from msjax.solver.endgame import (
-    MINE, click_values, dense_click_values, distinct_layouts, reachable_sets, solve_endgame,
-)
-from msjax.solver.types import SolverConfig
+from msjax import env, exact, search, solver
+from msjax.search.endgame import distinct_layouts, solve_endgame
+from msjax.search.layout_sets import MINE, click_values, dense_click_values, reachable_sets
 
-ENDGAME_SOLVER = dataclasses.replace(EXACT_SOLVER, endgame_layouts=8)
-HEIGHT, WIDTH, MINES, MAX_LAYOUTS = 5, 5, 4, ENDGAME_SOLVER.endgame_layouts
+
+ENDGAME = search.SearchGuess(search.SearchConfig(endgame_layouts=8))
+HEIGHT, WIDTH, MINES, MAX_LAYOUTS = 5, 5, 4, ENDGAME.config.endgame_layouts
 SOLVED_LAYOUTS = 16  # the bound of the views solved below: above DENSE_LAYOUTS, so by the reachable sets
 SOLVED_SETS = 128  # their table of sets (these views reach fewer)
-LIMITS = ENDGAME_SOLVER.exact_limits
+LIMITS = EXACT_SOLVER.exact_limits
 
 
 def neighbour_cells(cell: int) -> list[int]:
@@ -315,9 +313,9 @@ def test_distinct_layouts_keeps_each_layout_once():
 
 def test_endgame_layouts_is_checked():
     with pytest.raises(ValueError, match=r"endgame_layouts=129 must be 0 \(off\) or an int in \[2, 128\]"):
-        SolverConfig(probabilities="exact", endgame_layouts=129)
-    with pytest.raises(ValueError, match="endgame_layouts=8 has no effect unless probabilities='exact'"):
-        SolverConfig(endgame_layouts=8)
+        search.SearchConfig(endgame_layouts=129)
+    with pytest.raises(ValueError, match="endgame_layouts=8 has no effect unless SolverConfig.probabilities='exact'"):
+        search.search_guess(search.SearchConfig(endgame_layouts=8), solver.SolverConfig())
     with pytest.raises(ValueError, match=r"solve_endgame\.max_layouts=1 must be an int in \[2, 128\]"):
         solve_endgame(jax.random.key(0), jnp.zeros((1, 2, 2), bool), jnp.zeros((1, 2, 2), jnp.int32),
                       jnp.ones(1, jnp.int32), max_layouts=1)
@@ -363,7 +361,7 @@ def test_the_exact_solver_plays_the_counts_proof_wins_more_than_random_and_moves
     memory = solver.empty_memory(states)
     wins = games = 0
     for move in range(60):
-        actions, layers, memory = solver.batch_solver_play(states, jax.random.split(jax.random.key(move), GAMES), memory, cfg, ENDGAME_SOLVER)
+        actions, layers, memory = solver.batch_solver_play(states, jax.random.split(jax.random.key(move), GAMES), memory, cfg, EXACT_SOLVER, guess=ENDGAME)
         if move == 0:  # the drawn game: the count's proof is remembered, and played first
             assert bool(memory.safe[0, 2, 4]) and int(memory.layer[0, 2, 4]) == 3
             assert int(actions[0]) == 2 * 5 + 4 and int(layers[0]) == 3
@@ -393,7 +391,7 @@ def test_the_solver_plays_the_endgame(solved):
     def play(which):
         state = states(which)
         keys = jax.random.split(jax.random.key(0), GAMES)
-        return solver.batch_solver_play(state, keys, solver.empty_memory(state), cfg, ENDGAME_SOLVER)[:2]
+        return solver.batch_solver_play(state, keys, solver.empty_memory(state), cfg, EXACT_SOLVER, guess=ENDGAME)[:2]
 
     actions, layer = play(0)
     assert (np.asarray(layer) == 4).all()

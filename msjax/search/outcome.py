@@ -3,11 +3,11 @@
 ``click_outcomes`` answers, for a hidden ``cell`` of a view: how likely is it safe, what
 number will it show, and what will the board look like after it. The chances are exact:
 the view is analysed with the cell revealed as each number ``v`` it could show
-(``msjax.solver.lookahead.number_outcomes``), so ``P(safe and shows v)`` is a ratio of
+(``msjax.search.lookahead.number_outcomes``), so ``P(safe and shows v)`` is a ratio of
 layout counts. The view after the click is exact too when the cell shows ``v > 0`` (the
 cell alone opens); a ``0`` opens its neighbours and cascades, and that view depends on
 numbers no one has seen, so the views after the click are *sampled*: ``N`` layouts drawn
-uniformly among those that fit the view (``msjax.solver.sample``), and the click played on
+uniformly among those that fit the view (``msjax.search.sample``), and the click played on
 each by the env's own rules (``msjax.env.step``, cascade included). The result says which
 part is which: ``chance`` is exact where ``exact``; the ``next_*`` fields are samples.
 """
@@ -22,8 +22,8 @@ import jax.numpy as jnp
 
 from msjax import env
 from msjax.checks import check_array, check_value, ints
-from msjax.solver.lookahead import number_outcomes
-from msjax.solver.sample import sample_layouts
+from msjax.search.lookahead import number_outcomes
+from msjax.search.sample import sample_layouts
 from msjax.solver.types import ExactLimits, check_views
 
 

@@ -1,4 +1,4 @@
-"""Exact uniform layout sampling (msjax.solver.sample) and click outcomes (msjax.solver.outcome)
+"""Exact uniform layout sampling (msjax.search.sample) and click outcomes (msjax.search.outcome)
 against brute force and msjax.exact.
 
 Every check shares one compiled sampler (8 views of 5x5, 12,500 samples each: 10^5 in
@@ -19,8 +19,8 @@ from scipy import stats
 from test_exact import consistent_layouts, random_positions
 
 from msjax import exact
-from msjax.solver.outcome import click_outcomes
-from msjax.solver.sample import state_parents, sample_layouts
+from msjax.search.outcome import click_outcomes
+from msjax.search.sample import state_parents, sample_layouts
 from msjax.solver.types import ExactLimits
 
 BATCH, SAMPLES = 8, 12_500
