@@ -176,9 +176,10 @@ def test_game_step_plays_an_out_of_range_action_as_invalid():
         assert not np.asarray(out_state.first_click_done).any(), "no mines placed"
 
 
-def test_board_config_reads_names_and_text_with_rules():
-    assert adapters.board_config("16x16x40", max_steps=50) == EnvConfig(H=16, W=16, mine_count=40, max_steps=50)
-    assert adapters.board_config("expert") == EnvConfig(H=16, W=30, mine_count=99)
+def test_make_reads_board_names_and_text_with_rules():
+    pytest.importorskip("jumanji")
+    assert adapters.make("16x16x40", "jumanji", max_steps=50).cfg == EnvConfig(H=16, W=16, mine_count=40, max_steps=50)
+    assert adapters.make("expert", "jumanji").cfg == EnvConfig(H=16, W=30, mine_count=99)
 
 
 def test_importing_the_adapters_imports_neither_library():

@@ -3,14 +3,13 @@
 ``make(board, api)`` builds one (``APIS``). The adapter classes import gymnax or Jumanji
 (optional extras), so they load on first use: ``import msjax.adapters`` needs neither.
 
-Modules: ``core`` (shared, no extra: ``board_config``, ``game_step``, which keeps the batch
+Modules: ``core`` (shared, no extra: ``game_step``, which keeps the batch
 step's speed under ``jax.vmap``, ``episode_end``, ``restart_ended``, and the checks at the
 door, ``check_key``, ``check_board_shape``, ``check_bool``), ``gymnax_env``
 (``GymnaxMinesweeper``), ``jumanji_env`` (``JumanjiMinesweeper``), ``factory`` (``make``).
 """
 
 from msjax.adapters.core import (
-    board_config,
     check_board_shape,
     check_bool,
     check_key,
@@ -40,7 +39,6 @@ __all__ = [
     "MinesweeperObservation",
     "MinesweeperParams",
     "MinesweeperState",
-    "board_config",
     "check_board_shape",
     "check_bool",
     "check_key",

@@ -1,6 +1,6 @@
-"""What both adapters share, with no gymnax or Jumanji import: the game config of a board
-name, a one-board step that runs as msjax's batch step under ``jax.vmap``, how an episode
-ended (terminated or truncated), and the restart of ended games.
+"""What both adapters share, with no gymnax or Jumanji import: a one-board step that runs
+as msjax's batch step under ``jax.vmap``, how an episode ended (terminated or truncated),
+and the restart of ended games.
 
 gymnax and Jumanji consumers write ``jax.vmap(env.step)``. Under ``vmap``, msjax's
 one-board ``env.step`` places mines and runs the flood fill on every board at every step
@@ -13,7 +13,6 @@ batch speed whoever vmaps them.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -25,32 +24,6 @@ from msjax import env
 from msjax.env import EnvConfig, EnvState
 
 StepResult = tuple[EnvState, jax.Array, jax.Array, dict[str, jax.Array]]
-
-
-def board_config(board: str | EnvConfig, **rules: Any) -> EnvConfig:
-    """The ``EnvConfig`` of a board: a name of ``env.STANDARD_BOARDS`` or ``HxWxM`` text
-    (``env.board_config``) plus any other ``EnvConfig`` fields as keywords; an ``EnvConfig``
-    is returned as given (then no ``rules`` are allowed).
-
-    Raises:
-      TypeError: ``board`` is neither text nor an ``EnvConfig``.
-      ValueError: an unknown board, an ``EnvConfig`` with ``rules``, a rule that is not an
-        ``EnvConfig`` field (the valid ones are listed), or an unplayable config.
-    """
-    if isinstance(board, EnvConfig):
-        if rules:
-            raise ValueError(f"board is already an EnvConfig: give its fields there, not {sorted(rules)}")
-        return board
-    if not isinstance(board, str):
-        raise TypeError(
-            f"board={board!r}: use a name of {', '.join(env.STANDARD_BOARDS)}, HxWxM text such as '9x9x10', "
-            "or an EnvConfig"
-        )
-    fields = set(EnvConfig.__dataclass_fields__) - {"H", "W", "mine_count"}
-    unknown = sorted(set(rules) - fields)
-    if unknown:
-        raise ValueError(f"unknown EnvConfig field(s) {unknown}; valid: {sorted(fields)}")
-    return dataclasses.replace(env.board_config(board), **rules)
 
 
 def check_bool(name: str, value: Any) -> None:

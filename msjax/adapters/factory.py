@@ -9,9 +9,11 @@ optional.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from msjax.adapters.core import board_config, check_bool
+from msjax import env
+from msjax.adapters.core import check_bool
 from msjax.env import EnvConfig
 
 APIS = ("gymnax", "gymnax-legacy", "jumanji")
@@ -53,7 +55,7 @@ def make(board: str | EnvConfig = "beginner", api: str = "gymnax", **rules: Any)
     check_bool("mask_in_observation", mask_in_observation)
     if mask_in_observation and api == "jumanji":
         raise ValueError("mask_in_observation is for gymnax; Jumanji's observation always holds action_mask")
-    cfg = board_config(board, **rules)
+    cfg = _game_config(board, rules)
     try:
         if api == "jumanji":
             from msjax.adapters.jumanji_env import JumanjiMinesweeper
@@ -65,3 +67,29 @@ def make(board: str | EnvConfig = "beginner", api: str = "gymnax", **rules: Any)
     kind = LegacyGymnaxMinesweeper if api == "gymnax-legacy" else GymnaxMinesweeper
     gymnax_env = kind(cfg, mask_in_observation=mask_in_observation)
     return gymnax_env, gymnax_env.default_params
+
+
+def _game_config(board: str | EnvConfig, rules: dict[str, Any]) -> EnvConfig:
+    """``make``'s game: ``env.board_config`` of a board name or ``HxWxM`` text with ``rules``
+    (other ``EnvConfig`` fields) over it; an ``EnvConfig`` is returned as given (then no
+    ``rules`` are allowed).
+
+    Raises:
+      TypeError: ``board`` is neither text nor an ``EnvConfig``.
+      ValueError: an unknown board, an ``EnvConfig`` with ``rules``, a rule that is not an
+        ``EnvConfig`` field (the valid ones are listed), or an unplayable config.
+    """
+    if isinstance(board, EnvConfig):
+        if rules:
+            raise ValueError(f"board is already an EnvConfig: give its fields there, not {sorted(rules)}")
+        return board
+    if not isinstance(board, str):
+        raise TypeError(
+            f"board={board!r}: use a name of {', '.join(env.STANDARD_BOARDS)}, HxWxM text such as '9x9x10', "
+            "or an EnvConfig"
+        )
+    fields = set(EnvConfig.__dataclass_fields__) - {"H", "W", "mine_count"}
+    unknown = sorted(set(rules) - fields)
+    if unknown:
+        raise ValueError(f"unknown EnvConfig field(s) {unknown}; valid: {sorted(fields)}")
+    return dataclasses.replace(env.board_config(board), **rules)
