@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from msjax import viz
     from msjax.run import checkpoint
+    from msjax.run import agents as agents_lib
     from msjax import env as ms_env
     from msjax.env import board_config
     from msjax.stats import wilson_interval
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         if not rows:
             parser.error(f"{spec}: its metrics.jsonl holds no rows")
         stages.append((spec, run_dir, steps, rows, wall_seconds(rows)))
-    last_agent = checkpoint.load_agent(stages[-1][1])
+    last_agent = agents_lib.load_agent(stages[-1][1])
     try:
         env_cfg = board_config(args.board, False, last_agent.env_cfg)
     except ValueError as error:
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
                 env_steps, seconds_in = cost_at(rows, wall, step)
             except ValueError as error:
                 parser.error(f"{spec}: {error}")
-            agent = checkpoint.load_agent(run_dir / "checkpoints" / str(step))
+            agent = agents_lib.load_agent(run_dir / "checkpoints" / str(step))
             began = time.perf_counter()
             won = agent_wins(agent, env_cfg, args.games, args.seed, args.batch)
             low, high = wilson_interval(int(won.sum()), won.size)

@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
     agents = []
     if args.agent:
-        from msjax.run.checkpoint import load_agent
+        from msjax.run.agents import load_agent
 
         agents = [(f"agent:{Path(path).name}", load_agent(path)) for path in args.agent]
     rows = []

@@ -82,7 +82,7 @@ def _agent_views(agent_dir, height, width, mines, games, seed, per_game):
     import jax
 
     from msjax import env
-    from msjax.run.checkpoint import load_agent
+    from msjax.run.agents import load_agent
 
     cfg = env.EnvConfig(H=height, W=width, mine_count=mines, guarantee_safe_neighborhood=True)
     agent = load_agent(agent_dir).for_board(cfg)

@@ -343,6 +343,8 @@ def finish(
     import shutil
 
     from msjax.run import checkpoint as checkpoint_lib
+
+    from msjax.run import agents as agents_lib
     from msjax.shipped import files as shipped_files
 
     finished = (workdir / "final_eval.json").is_file()  # written once the last stage has ended
@@ -362,7 +364,7 @@ def finish(
     if rows:
         write_curves(workdir, out, summary["errors"])
     try:
-        agent = checkpoint_lib.load_agent(workdir)
+        agent = agents_lib.load_agent(workdir)
     except (checkpoint_lib.CheckpointError, OSError) as err:
         summary["errors"].append(f"no agent: {str(err).splitlines()[0]}")
         return

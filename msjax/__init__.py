@@ -12,7 +12,7 @@ __all__ = ["EnvConfig", "EnvState", "load_agent"]
 
 def __getattr__(name):
     if name == "load_agent":
-        from msjax.run.checkpoint import load_agent
+        from msjax.run.agents import load_agent
 
         return load_agent
     raise AttributeError(f"module 'msjax' has no attribute {name!r}")

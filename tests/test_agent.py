@@ -11,7 +11,7 @@ from msjax import env as ms_env
 from msjax import models
 from msjax import solver as solver_lib
 from msjax.agent import Agent
-from msjax.run.checkpoint import load_agent
+from msjax.run.agents import load_agent
 from msjax.run.checkpoint import CheckpointError
 from tiny_runs import TINY, fresh_ppo_state, saved_run
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from msjax.run import checkpoint as checkpoint_lib
-from msjax.run.checkpoint import CheckpointError, Checkpoints, DamagedCheckpoint, load_agent
+from msjax.run.agents import load_agent
+from msjax.run.checkpoint import CheckpointError, Checkpoints, DamagedCheckpoint
 from msjax.run.config import apply_overrides
 from msjax.stages import ppo
 from tiny_runs import TINY, fresh_ppo_state, saved_run
@@ -162,8 +163,8 @@ def test_a_truncated_data_file_is_a_one_line_error(tmp_path):
 def test_load_agent_skips_a_damaged_latest_checkpoint_saying_so_once(tmp_path, caplog):
     saved_run(tmp_path, steps=(1, 2))
     (tmp_path / "checkpoints" / "2" / "meta" / "metadata").write_text("{ not json")
-    agent = checkpoint_lib.load_agent(tmp_path)
-    expected = checkpoint_lib.load_agent(tmp_path / "checkpoints" / "1")
+    agent = load_agent(tmp_path)
+    expected = load_agent(tmp_path / "checkpoints" / "1")
     for got, want in zip(jax.tree.leaves(agent.params), jax.tree.leaves(expected.params)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
@@ -183,7 +184,7 @@ def test_a_checkpoint_saved_before_digests_still_loads(tmp_path):
 def test_load_agent_of_a_file_is_a_checkpoint_error(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(CheckpointError, match="is a file"):
-        checkpoint_lib.load_agent(tmp_path / "notes.txt")
+        load_agent(tmp_path / "notes.txt")
 
 
 def test_opening_a_run_read_only_logs_no_orbax_warnings(tmp_path, caplog):

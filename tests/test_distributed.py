@@ -22,7 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from msjax.run import checkpoint as checkpoint_lib
+
+from msjax.run import agents as agents_lib
 from msjax import distributed, losses
 from msjax.stages import ppo
 from msjax.run.config import RunConfig
@@ -164,7 +165,7 @@ def test_a_batch_that_does_not_split_over_the_devices_fails_naming_the_field(fou
 
 
 def test_two_processes_train_like_one_process_on_four_devices(two_processes, four_devices):
-    params = checkpoint_lib.load_agent(two_processes["run_dir"]).params
+    params = agents_lib.load_agent(two_processes["run_dir"]).params
     assert_trees_close(jax.tree.map(np.asarray, params), four_devices["ppo"]["4"]["params"], atol=1e-5)
 
 

@@ -15,7 +15,7 @@ from tiny_runs import ENDLESS, TINY, config_file
 
 from msjax import agent as agent_lib
 from msjax import evaluate
-from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import agents as agents_lib
 from msjax.run import config as config_lib
 from msjax.shipped import files as shipped_files
 
@@ -74,7 +74,7 @@ def test_a_run_to_completion_brings_back_every_promised_file(finished_run):
 
 def test_the_returned_agent_plays_as_the_checkpoint_it_came_from(finished_run):
     _, out, workdir = finished_run
-    returned, saved = returned_agent(out), checkpoint_lib.load_agent(workdir)
+    returned, saved = returned_agent(out), agents_lib.load_agent(workdir)
     assert returned.config == saved.config and returned.env_cfg == TINY.env
     assert jax.tree.all(jax.tree.map(np.array_equal, returned.params, saved.params))
     games = [evaluate.evaluate(agent, TINY.env, episodes=32, seed=3, batch_size=32) for agent in (returned, saved)]
@@ -91,7 +91,7 @@ def test_the_budget_guard_cuts_a_run_that_would_overrun_and_still_brings_back_th
     final = json.loads((out / "final_eval.json").read_text())
     assert final["evaluated_by"].startswith("gpu_run") and final["episodes"] == EVAL_GAMES
     assert not (workdir / "final_eval.json").exists()  # the run itself never got there
-    latest = checkpoint_lib.load_agent(workdir)
+    latest = agents_lib.load_agent(workdir)
     assert 0 < summary["updates"]["ppo"] < ENDLESS.ppo.num_updates
     assert jax.tree.all(jax.tree.map(np.array_equal, returned_agent(out).params, latest.params))
 

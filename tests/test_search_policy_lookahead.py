@@ -11,7 +11,7 @@ import pytest
 from msjax import env as ms_env
 from msjax import search
 from msjax import solver as solver_lib
-from msjax.run.checkpoint import load_agent
+from msjax.run.agents import load_agent
 from test_exact import consistent_layouts
 from tiny_runs import saved_run
 

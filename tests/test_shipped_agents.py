@@ -14,7 +14,7 @@ import pytest
 from tiny_runs import TINY, saved_run
 
 import msjax
-from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import agents as agents_lib
 from msjax.run import config as config_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
@@ -70,7 +70,7 @@ def params_equal(one, other):
 def test_a_shipped_run_loads_by_name_with_the_runs_parameters_and_config(shelf, tiny_run):
     assert ship(tiny_run, "tiny") == 0
     agent = msjax.load_agent("tiny")
-    from_run = checkpoint_lib.load_agent(tiny_run)
+    from_run = agents_lib.load_agent(tiny_run)
     assert params_equal(agent.params, from_run.params)
     assert agent.config == config_lib.apply_overrides(TINY, ["run.workdir=runs/tiny_run"]) and agent.env_cfg == TINY.env
     assert sorted(p.name for p in (shelf / "tiny").iterdir()) == ["card.json", "config.json", "params.msgpack"]

@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 from msjax.run import checkpoint as checkpoint_lib
+
+from msjax.run import agents as agents_lib
 from msjax.run import config as config_lib
 from msjax import distributed
 from msjax.run import control as runcontrol
@@ -411,9 +413,9 @@ def test_a_plain_network_warm_starts_a_recycling_one_and_not_the_other_way(finis
     for got, want in zip(rest(params), rest(saved)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
-    recycled_agent = checkpoint_lib.load_agent(run_dir)
+    recycled_agent = agents_lib.load_agent(run_dir)
     recycled_agent = recycled_agent.replace(config=config_lib.apply_overrides(recycled_agent.config, ["model.recycles=1"]))
-    monkeypatch.setattr(checkpoint_lib, "load_agent", lambda path: recycled_agent)
+    monkeypatch.setattr(agents_lib, "load_agent", lambda path: recycled_agent)
     again = runcontrol.warm_start_params(cfg)  # recycles 1 -> 2: the same weights, as stored
     for got, want in zip(jax.tree.leaves(again), jax.tree.leaves(saved)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from msjax import web  # noqa: E402
 from msjax.cli import serve  # noqa: E402
-from msjax.run.checkpoint import load_agent  # noqa: E402
+from msjax.run.agents import load_agent  # noqa: E402
 from test_solver_exact import ONE_PASS, survival_by_host_search  # noqa: E402
 from tiny_runs import saved_run  # noqa: E402
 

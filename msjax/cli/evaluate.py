@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import jax
 
 from msjax import agent as agent_lib
-from msjax.run import checkpoint as checkpoint_lib
+from msjax.run import agents as agents_lib
 from msjax.evaluate import calibration
 from msjax.evaluate import diagnostics
 from msjax import env as ms_env
@@ -149,7 +149,7 @@ def _load_player(args: argparse.Namespace):
         if args.solver:
             cfg = board_config(args.board, args.safe_first_click)
             return agent_lib.SolverAgent(cfg), cfg, "solver"
-        agent = checkpoint_lib.load_agent(args.agent)
+        agent = agents_lib.load_agent(args.agent)
         cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)
         agent, name = agent.for_board(cfg), f"agent {args.agent}"
         if args.symmetric:

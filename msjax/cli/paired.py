@@ -61,6 +61,7 @@ from msjax.evaluate.paired import (
     agent_wins, boards_played, percent_cells, save_rows, saved_board, saved_outcomes, unrecorded_warning, vs_first,
 )
 from msjax.run import checkpoint
+from msjax.run import agents as agents_lib
 from msjax import search
 from msjax.solver import SolverConfig
 
@@ -98,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("name an agent (a run or checkpoint), or a saved row with --against, as the baseline")
 
     try:
-        agents = [checkpoint.load_agent(path) for path in args.agents]
+        agents = [agents_lib.load_agent(path) for path in args.agents]
     except checkpoint.CheckpointError as error:
         parser.error(str(error))
     board_arg = args.board

@@ -314,7 +314,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
     try:
         if args.agent:
-            from msjax.run.checkpoint import load_agent  # only the agent mode needs checkpoints
+            from msjax.run.agents import load_agent  # only the agent mode needs checkpoints
 
             agent = load_agent(args.agent)
             cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)

@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         agent = None
         if args.agent:
-            from msjax.run.checkpoint import load_agent
+            from msjax.run.agents import load_agent
 
             agent = load_agent(args.agent)
         agent_name = agent_label(args.agent) if args.agent else None

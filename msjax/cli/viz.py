@@ -43,7 +43,7 @@ def _player_options(parser: argparse.ArgumentParser) -> None:
 def _turns(args: argparse.Namespace):
     """``(take_turn, cfg, name)`` for the ``--agent``/``--solver`` options (see ``msjax.cli.play``)."""
     if args.agent:
-        from msjax.run.checkpoint import load_agent
+        from msjax.run.agents import load_agent
 
         agent = load_agent(args.agent)
         cfg = board_config(args.board, args.safe_first_click, base=agent.env_cfg)

@@ -30,6 +30,8 @@ import jax
 from jax.sharding import Mesh
 
 from msjax.run import checkpoint as checkpoint_lib
+
+from msjax.run import agents as agents_lib
 from msjax.run import config as config_lib
 from msjax import distributed, models
 from msjax.run import files as runfiles
@@ -438,7 +440,7 @@ def warm_start_params(cfg: ExperimentConfig) -> Any:
     if not cfg.run.init_from:
         return None
     try:
-        agent = checkpoint_lib.load_agent(cfg.run.init_from)
+        agent = agents_lib.load_agent(cfg.run.init_from)
     except checkpoint_lib.CheckpointError as err:
         raise ValueError(
             f"run.init_from={cfg.run.init_from!r}: {err} (train that run first, or set run.init_from='')"

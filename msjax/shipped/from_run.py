@@ -21,6 +21,8 @@ from typing import Any
 import jax
 
 from msjax.run import checkpoint as checkpoint_lib
+
+from msjax.run import agents as agents_lib
 from msjax.run import config as config_lib
 from msjax.run import files as runfiles
 from msjax import stages as stages_lib
@@ -184,7 +186,7 @@ def ship_run(run: str | Path, name: str, directory: str | Path | None = None,
     evaluation = evaluation_of(run_dir, evaluation_file, cfg.env)
     final = run_dir / FINAL_EVAL
     evaluated = runfiles.read_json(final).get("checkpoint") if final.is_file() else None
-    agent = checkpoint_lib.load_agent(evaluated if evaluated and Path(evaluated).is_dir() else run_dir)
+    agent = agents_lib.load_agent(evaluated if evaluated and Path(evaluated).is_dir() else run_dir)
     card = card_of_run(run_dir, agent.config, evaluation, device or this_machine())
     return files.write(name, agent.params, portable(agent.config, run_dir), card, directory)
 
