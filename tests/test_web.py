@@ -1,5 +1,5 @@
 """The inspector's JSON API through FastAPI's test client (one app per module), and the
-``msjax.serve`` command line's refusals. Boards are 4x4 with 2 mines (the tiny agent's)."""
+``msjax serve`` command line's refusals. Boards are 4x4 with 2 mines (the tiny agent's)."""
 
 from __future__ import annotations
 

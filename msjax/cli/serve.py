@@ -30,7 +30,7 @@ from typing import Sequence
 
 
 WEB_PACKAGES = ("fastapi", "uvicorn")
-INSTALL_HINT = "msjax.serve needs the web extra: pip install -e '.[web]' (fastapi and uvicorn)"
+INSTALL_HINT = "msjax serve needs the web extra: pip install -e '.[web]' (fastapi and uvicorn)"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
