@@ -176,7 +176,7 @@ def check_view_shapes(revealed: Any, counts: Any) -> None:
     revealed_shape, counts_shape = np.shape(revealed), np.shape(counts)
     if len(revealed_shape) != 2 or revealed_shape != counts_shape or 0 in revealed_shape:
         raise ValueError(
-            f"exact.analyse needs revealed and counts of one board, both [H, W]; got revealed "
+            f"reference.analyse needs revealed and counts of one board, both [H, W]; got revealed "
             f"{list(revealed_shape)} and counts {list(counts_shape)}"
         )
 
