@@ -1,5 +1,5 @@
 """Exact mine probabilities for a batch of views, on the device: the quantities of
-``msjax.reference.analyse`` as one compiled JAX program.
+the NumPy reference's ``msjax.reference.analyse`` as one compiled JAX program.
 
 **The algorithm: a transfer-matrix DP along the frontier, forward and backward.** The
 frontier cells (hidden cells next to a number) are visited one per step in the order of
