@@ -6,7 +6,7 @@ safe; ``opening``: the first click opens a region):
   random   -- uniformly random reveals of hidden cells (JAX, batched).
   layer1   -- single-cell rules, uniform random guesses (``SolverConfig(max_layer=1)``).
   jax      -- the JAX rule solver, all layers.
-  exact    -- the exact-probability player of ``msjax.exact`` (CPU, NumPy: fewer games).
+  exact    -- the reference player, ``msjax.reference.play_board`` (CPU, NumPy: fewer games).
   agent:N  -- each ``--agent runs/NAME`` (its weights on every board: the network is fully
               convolutional), through ``msjax.evaluate.evaluate``.
   PSEQ     -- the published figures of Tu et al. (2017), for reference (no games here).
@@ -107,7 +107,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick", action="store_true", help=f"a smoke test: {QUICK['games']} games, {QUICK['exact_games']} exact"
     )
-    parser.add_argument("--workers", type=int, default=1, help="processes for the exact player")
+    parser.add_argument("--workers", type=int, default=1, help="processes for the reference player")
     parser.add_argument("--batch", type=int, default=1024, help="boards per batch on the device")
     parser.add_argument("--chunk-steps", type=int, default=64, help="env steps per jitted chunk (baselines)")
     parser.add_argument("--seed", type=int, default=0)

@@ -1,5 +1,5 @@
 """What a larger endgame bound can win, and what the endgame's tables leave unsolved: in
-games of ``msjax.exact``'s player, the guess views that few layouts fit, and the win chance
+games of the reference player, the guess views that few layouts fit, and the win chance
 its one-move guess leaves there against the best click (optimal play after both), by
 layout count.
 
@@ -40,10 +40,10 @@ import time
 import numpy as np
 
 from msjax.env import STANDARD_BOARDS
-from msjax.exact import analyse
-from msjax.exact.board import Board
-from msjax.exact.grid import neighbour_lists
-from msjax.exact.player import choose_guess, first_click_cell
+from msjax.reference import analyse
+from msjax.reference.board import Board
+from msjax.reference.grid import neighbour_lists
+from msjax.reference.player import choose_guess, first_click_cell
 from msjax.search.endgame import SIZES, TIES
 from msjax.search.layout_sets import DENSE_LAYOUTS
 
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bound", type=int, default=64, help="views with at most this many layouts, 2..256")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--player", default="exact", choices=("exact", "search"),
-                        help="msjax.exact's one-move guess everywhere, or the endgame's click where it solves")
+                        help="the reference player's one-move guess everywhere, or the endgame's click where it solves")
     parser.add_argument("--sizes", default=",".join(":".join(map(str, size)) for size in SIZES),
                         help="the endgame's tiers, layouts:sets:cells each (default: msjax.search.endgame.SIZES)")
     parser.add_argument("--save", default="", help="write every game's outcome (npz: wins, seed, sizes)")

@@ -7,7 +7,7 @@ new game on every board that finished. Measured:
 * ``msjax``: ``env.action_mask`` + ``env.batch_step`` in a jitted ``lax.scan`` of
   ``--steps`` steps; compile time (lower + compile) is reported apart from the steady
   state (later calls, ``block_until_ready``).
-* ``numpy``: ``msjax/env/numpy_env.py``, the seed's original design (vectorised NumPy on
+* ``numpy``: ``msjax/reference/numpy_env.py``, the seed's original design (vectorised NumPy on
   the CPU, same rules as msjax), stepped from a Python loop.
 * ``msjax+obs``: the same, with ``env.observe`` of every board kept in the scan's carry,
   as a training loop keeps the observation its policy reads next: the fair baseline for
@@ -50,7 +50,7 @@ import numpy as np
 from msjax import distributed, env
 from msjax.adapters import make
 from msjax.env import EnvConfig, batch_random_reveals
-from msjax.env.numpy_env import NumpyMinesweeper, random_hidden_cells
+from msjax.reference import NumpyMinesweeper, random_hidden_cells
 
 DEFAULT_BOARDS = [f"{h}x{w}x{m}" for h, w, m in env.STANDARD_BOARDS.values()]
 IMPLS = ("msjax", "msjax+obs", "msjax-gymnax", "msjax-jumanji", "jumanji", "numpy")

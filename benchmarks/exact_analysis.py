@@ -1,18 +1,18 @@
-"""The device's exact analysis (``msjax.solver.exact``) against ``msjax.exact.analyse`` on
+"""The device's exact analysis (``msjax.solver.exact``) against ``msjax.reference.analyse`` on
 positions from real games: agreement (``check``) and positions per second (``speed``).
 
 Positions: opening-start games on 8x8x10, 16x16x40 and 16x30x99, half played by
-``msjax.exact``'s player and half by a "deep" player whose guesses are cells the layout
+the reference player and half by a "deep" player whose guesses are cells the layout
 says are safe (so late positions, with long frontiers, are in the sample); a few views
 per game (the last, the one with the longest frontier, random others). With ``--agent
 RUN`` a third of the games are played by that trained agent instead (greedy, its own
 first click). Positions are cached per board and seed in ``--cache`` (an ``.npz`` each).
 
-  check: every position analysed on the device (batches of 256) and by ``msjax.exact``:
+  check: every position analysed on the device (batches of 256) and by the NumPy reference (``msjax.reference.analyse``):
     the largest |p_device - p_exact| over every hidden cell of every view the device
     calls exact, proofs compared cell by cell (any difference fails), the flagged share.
   speed: positions per second at batches 1, 256 and 4,096 (positions repeated to fill a
-    batch), compile timed apart, beside ``msjax.exact.analyse`` on the same positions in
+    batch), compile timed apart, beside ``msjax.reference.analyse`` on the same positions in
     the same run (one position at a time, no cache).
 
 Each prints a table, then one JSON line per row. Examples:
@@ -36,14 +36,14 @@ from msjax.env import STANDARD_BOARDS
 
 def _snapshots(board, rng, player, per_game, agent=None):
     """Views seen in one game: (revealed, counts) at up to ``per_game`` moves."""
-    from msjax import exact
+    from msjax import reference
 
     height, width = board.revealed.shape
-    board.reveal(exact.first_click_cell(height, width, True))
+    board.reveal(reference.first_click_cell(height, width, True))
     cache, views = {}, []
     while not (board.won or board.lost):
         counts = np.where(board.revealed, board.counts, 0)
-        analysis = exact.analyse(board.revealed, counts, board.mine_count, cache=cache)
+        analysis = reference.analyse(board.revealed, counts, board.mine_count, cache=cache)
         frontier = int(np.count_nonzero(~board.revealed & (np.asarray(_around(board.revealed)) > 0)))
         views.append((board.revealed.copy(), counts, frontier))
         if analysis.safe:
@@ -52,7 +52,7 @@ def _snapshots(board, rng, player, per_game, agent=None):
                     board.reveal(cell)
             continue
         if player == "exact":
-            cell = exact.choose_guess(board.revealed, analysis, board.mine_count, cache=cache)
+            cell = reference.choose_guess(board.revealed, analysis, board.mine_count, cache=cache)
         else:
             safe = np.flatnonzero(~board.revealed.reshape(-1) & ~board.mine_mask.reshape(-1))
             cell = int(rng.choice(safe))
@@ -107,7 +107,7 @@ def _agent_views(agent_dir, height, width, mines, games, seed, per_game):
 
 def collect(board: str, positions: int, seed: int, cache_dir: str, agent: str | None):
     """``(revealed bool[N, H, W], counts int32[N, H, W], mines int)``, at least ``positions``."""
-    from msjax import exact
+    from msjax import reference
 
     height, width, mines = STANDARD_BOARDS[board]
     path = os.path.join(cache_dir, f"{board}-{positions}-{seed}{'-agent' if agent else ''}.npz")
@@ -120,7 +120,7 @@ def collect(board: str, positions: int, seed: int, cache_dir: str, agent: str | 
         views += _agent_views(agent, height, width, mines, games=max(1, positions // 15), seed=seed, per_game=5)
     while len(views) < positions:
         player = "exact" if game % 2 == 0 else "deep"
-        views += _snapshots(exact.Board(height, width, mines, True, rng), rng, player, per_game=5)
+        views += _snapshots(reference.Board(height, width, mines, True, rng), rng, player, per_game=5)
         game += 1
         print(f"\r{board}: {len(views)}/{positions} positions from {game} games", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
@@ -141,7 +141,7 @@ def device_name() -> str:
 def run_check(board, revealed, counts, mines, batch: int = 256) -> dict:
     import jax.numpy as jnp
 
-    from msjax import exact
+    from msjax import reference
     from msjax.solver.exact import exact_analysis
 
     worst, flagged, proof_errors, exact_views = 0.0, 0, 0, 0
@@ -152,15 +152,15 @@ def run_check(board, revealed, counts, mines, batch: int = 256) -> dict:
         result = exact_analysis(jnp.asarray(pad(revealed[part])), jnp.asarray(pad(counts[part])), jnp.full(batch, mines))
         probability, safe, is_mine, is_exact = (np.asarray(x)[:size] for x in (result.mine_prob, result.safe, result.mines, result.exact))
         for i in range(size):
-            reference = exact.analyse(revealed[start + i], counts[start + i], mines)
+            host = reference.analyse(revealed[start + i], counts[start + i], mines)
             if not is_exact[i]:
                 flagged += 1
                 continue
             exact_views += 1
             hidden = ~revealed[start + i]
-            worst = max(worst, float(np.abs(probability[i] - reference.mine_prob)[hidden].max(initial=0.0)))
-            proof_errors += sorted(np.flatnonzero(safe[i])) != reference.safe
-            proof_errors += sorted(np.flatnonzero(is_mine[i])) != reference.mines
+            worst = max(worst, float(np.abs(probability[i] - host.mine_prob)[hidden].max(initial=0.0)))
+            proof_errors += sorted(np.flatnonzero(safe[i])) != host.safe
+            proof_errors += sorted(np.flatnonzero(is_mine[i])) != host.mines
     return {
         "check": "agreement", "board": board, "positions": len(revealed), "exact_views": exact_views,
         "flagged_share": flagged / len(revealed), "max_abs_error": worst, "proof_mismatches": int(proof_errors),
@@ -172,12 +172,12 @@ def run_speed(board, revealed, counts, mines, batches, repeats: int = 3) -> list
     import jax
     import jax.numpy as jnp
 
-    from msjax import exact
+    from msjax import reference
     from msjax.solver.exact import exact_analysis
 
     start = time.perf_counter()
     for i in range(len(revealed)):
-        exact.analyse(revealed[i], counts[i], mines)
+        reference.analyse(revealed[i], counts[i], mines)
     host_per_position = (time.perf_counter() - start) / len(revealed)
     rows = []
     for batch in batches:

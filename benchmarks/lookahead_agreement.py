@@ -1,16 +1,16 @@
-"""Does the JAX player guess where ``msjax.exact``'s player guesses? Position by position.
+"""Does the JAX player guess where the reference player guesses? Position by position.
 
-Plays opening-start games with ``msjax.exact``'s player (its 6-candidate lookahead) and
+Plays opening-start games with the reference player (its 6-candidate lookahead) and
 keeps every view where it guesses (no cell certainly safe). Each view is then given to the
 JAX exact analysis and lookahead (``msjax.solver.exact``, ``msjax.search.lookahead``: the
 safest cells within the solver's tie tolerance, ``--candidates`` of them looked ahead), in
 batches, and the two cells are compared:
 
 * same cell;
-* another cell, less safe (by more than 1e-9 in ``msjax.exact``'s probabilities): a worse
+* another cell, less safe (by more than 1e-9 in the NumPy reference's probabilities): a worse
   guess;
 * another cell, equally safe: then the table counts where the host's cell had the higher
-  P(progress) or, progress equal, the higher P(zero) (both from ``msjax.exact.lookahead``).
+  P(progress) or, progress equal, the higher P(zero) (both from ``msjax.reference.lookahead``).
 
 Views the JAX analysis flags (past its limits) are counted apart: the solver guesses there
 on belief propagation. A fast check of the win-rate gap between the two players without
@@ -33,24 +33,24 @@ from msjax.env import STANDARD_BOARDS
 
 
 def guess_views(height: int, width: int, mines: int, games: int, seed: int):
-    """[(revealed, counts, host cell, host analysis)] at each guess of the exact player."""
-    from msjax import exact
+    """[(revealed, counts, host cell, host analysis)] at each guess of the reference player."""
+    from msjax import reference
 
     rng = np.random.default_rng(seed)
     views = []
     for game in range(games):
-        board = exact.Board(height, width, mines, True, rng)
-        board.reveal(exact.first_click_cell(height, width, True))
+        board = reference.Board(height, width, mines, True, rng)
+        board.reveal(reference.first_click_cell(height, width, True))
         cache: dict = {}
         while not (board.won or board.lost):
             counts = np.where(board.revealed, board.counts, 0)
-            analysis = exact.analyse(board.revealed, counts, mines, exact.ExactConfig().max_nodes, cache)
+            analysis = reference.analyse(board.revealed, counts, mines, reference.ExactConfig().max_nodes, cache)
             if analysis.safe:
                 for cell in analysis.safe:
                     if not board.revealed.reshape(-1)[cell]:
                         board.reveal(cell)
                 continue
-            cell = exact.choose_guess(board.revealed, analysis, mines, exact.ExactConfig(), cache)
+            cell = reference.choose_guess(board.revealed, analysis, mines, reference.ExactConfig(), cache)
             views.append((board.revealed.copy(), counts, cell, analysis))
             board.reveal(cell)
         print(f"\r{game + 1}/{games} games, {len(views)} guess views", end="", file=sys.stderr, flush=True)
@@ -93,7 +93,7 @@ def device_choices(views, mines: int, candidates: int, batch: int):
 
 
 def compare(views, cells, exact_views, mines: int) -> dict:
-    from msjax import exact
+    from msjax import reference
 
     tally = {"same": 0, "less_safe": 0, "host_more_progress": 0, "host_more_zero": 0, "equal_other": 0}
     for (revealed, _, host_cell, analysis), cell, is_exact in zip(views, cells, exact_views):
@@ -106,8 +106,8 @@ def compare(views, cells, exact_views, mines: int) -> dict:
         if probability[cell] > probability[host_cell] + 1e-9:
             tally["less_safe"] += 1
             continue
-        host_zero, host_progress = exact.lookahead(revealed, host_cell, analysis, mines, exact.ExactConfig(), {})
-        zero, progress = exact.lookahead(revealed, int(cell), analysis, mines, exact.ExactConfig(), {})
+        host_zero, host_progress = reference.lookahead(revealed, host_cell, analysis, mines, reference.ExactConfig(), {})
+        zero, progress = reference.lookahead(revealed, int(cell), analysis, mines, reference.ExactConfig(), {})
         if host_progress > progress + 1e-9:
             tally["host_more_progress"] += 1
         elif host_zero > zero + 1e-9 and abs(host_progress - progress) <= 1e-9:
@@ -120,7 +120,7 @@ def compare(views, cells, exact_views, mines: int) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", default="expert", choices=tuple(STANDARD_BOARDS))
-    parser.add_argument("--games", type=int, default=120, help="games of the exact player (>= 1)")
+    parser.add_argument("--games", type=int, default=120, help="games of the reference player (>= 1)")
     parser.add_argument("--seed", type=int, default=21)
     parser.add_argument("--candidates", type=int, default=6, help="cells looked ahead (search.SearchConfig.lookahead_candidates)")
     parser.add_argument("--batch", type=int, default=64, help="views per device call")

@@ -5,7 +5,7 @@ and its neighbours: a board opened at another cell is a different draw. To pair 
 anyway each game draws one random priority per cell; opened at cell ``c``, its mines are the
 ``mines`` cells of highest priority outside ``c``'s 3x3 block (``coupled_layouts``). Each
 cell's layouts are then uniform over its own opening-start boards (as ``msjax.env`` and
-``msjax.exact`` draw them), and two cells' layouts share every mine away from their blocks,
+``msjax.reference`` draw them), and two cells' layouts share every mine away from their blocks,
 so the paired difference of two cells has a far narrower interval than two independent draws.
 
 Players: ``rules``, the JAX rule solver as the imitation stages use it (``SolverConfig()``,

@@ -1,9 +1,9 @@
-"""``msjax.exact``'s player and the JAX solver on exact probabilities, on the same boards.
+"""The reference player and the JAX solver on exact probabilities, on the same boards.
 
 Two win rates measured on different boards differ by their noise as well as by the
 players (two runs of 20,000 expert games: about +-0.7 points each at 95%). Here both
 players play the same opening-start layouts, drawn once on the host: the host player with
-``msjax.exact.play_board`` (``--workers`` processes), the JAX solver
+``msjax.reference.play_board`` (``--workers`` processes), the JAX solver
 (``SolverConfig(probabilities="exact", ...)`` with the host player's first click and the
 ``--solver`` fields) on ``msjax.env.from_mines`` games, ``--batch`` boards at a time on
 the device. Most games end alike; the table gives the games each player won alone and the
@@ -53,7 +53,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--solver", default="lookahead_candidates=6", metavar="FIELD=VALUE,...",
                         help="SolverConfig and search.SearchConfig fields of the JAX player (probabilities='exact' always)")
     parser.add_argument("--baseline", default="host", metavar="host|FIELD=VALUE,...",
-                        help="msjax.exact's player on the host (default), or a second JAX solver with these fields")
+                        help="the reference player on the host (default), or a second JAX solver with these fields")
     args = parser.parse_args(argv)
     height, width, _ = STANDARD_BOARDS[args.board]
 

@@ -4,7 +4,7 @@ Every row is the JAX solver on exact probabilities (``SolverConfig(probabilities
 with the host player's first click and a search guess (``search.SearchConfig``), playing the same opening-start layouts
 (``paired_exact.draw_layouts``), ``--batch`` boards at a time:
 
-- depth 0: the safest cell, ties broken by ``msjax.exact``'s one-move lookahead over
+- depth 0: the safest cell, ties broken by the reference player's one-move lookahead over
   ``--candidates`` cells (``lookahead_candidates=K``, P(progress) then P(zero));
 - depth 1 / 2: the survival lookahead (``lookahead_score="survival"``,
   ``lookahead_tolerance=--tolerance``, ``lookahead_depth``): the cell most likely to

@@ -5,16 +5,16 @@ Players:
   layer1  -- the JAX solver with single-cell rules only and uniform random guesses
              (``SolverConfig(max_layer=1)``).
   jax     -- the JAX solver, all layers (``SolverConfig()``).
-  exact   -- the exact-probability player of ``msjax.exact`` (CPU, NumPy, one process per
+  exact   -- the reference player, ``msjax.reference.play_board`` (CPU, NumPy, one process per
              ``--workers``).
   jax-exact -- the JAX solver on exact probabilities (``SolverConfig(probabilities="exact")``,
-             batched on the device like ``jax``), with the exact player's first click.
+             batched on the device like ``jax``), with the reference player's first click.
 
 Boards: beginner 8x8x10, intermediate 16x16x40, expert 16x30x99; rules: ``opening``
 (``guarantee_safe_neighborhood=True``: the first click opens a region) and ``safe`` (only
 the first click is safe). First clicks are each player's own: the JAX solver uses
-``solver.first_click`` (``SolverConfig.first_click``), the exact player
-``exact.first_click_cell`` (corner with a safe first click; cell (2, 2) with an opening
+``solver.first_click`` (``SolverConfig.first_click``), the reference player
+``reference.first_click_cell`` (corner with a safe first click; cell (2, 2) with an opening
 start), the random player clicks at random.
 
 JAX players run ``--batch`` boards at once: the batched policy (the solver remembering its proofs between moves,
@@ -102,18 +102,18 @@ def make_row(player: str, board: str, rule: str, result: dict) -> dict:
 def _exact_chunk(args) -> tuple[int, int, int, int, int]:
     """Plays ``games`` games with seed ``seed``: (games, wins, guesses, fallbacks, moves)."""
     height, width, mines, opening, games, seed, first_click = args
-    from msjax import exact
+    from msjax import reference
 
     rng = np.random.default_rng(seed)
     if first_click is None:
-        first = exact.first_click_cell(height, width, opening)
+        first = reference.first_click_cell(height, width, opening)
     else:
         row, col = min(first_click[0], height - 1), min(first_click[1], width - 1)
         first = int(np.ravel_multi_index((row, col), (height, width)))
     wins = guesses = fallbacks = moves = 0
     for _ in range(games):
-        board = exact.Board(height, width, mines, opening, rng)
-        stats = exact.play_board(board, first)
+        board = reference.Board(height, width, mines, opening, rng)
+        stats = reference.play_board(board, first)
         wins += stats.won
         guesses += stats.guesses
         fallbacks += stats.fallbacks
@@ -177,9 +177,9 @@ def solver_config(player: str, env_cfg, solver_options: dict | None = None):
     ``env_cfg``'s board with the ``--solver`` fields ``solver_options`` (``search.solver_and_guess``)."""
     options = dict(solver_options or {}, **({"max_layer": 1} if player == "layer1" else {}))
     if player == "jax-exact":
-        from msjax import exact
+        from msjax import reference
 
-        first = exact.first_click_cell(env_cfg.H, env_cfg.W, env_cfg.guarantee_safe_neighborhood)
+        first = reference.first_click_cell(env_cfg.H, env_cfg.W, env_cfg.guarantee_safe_neighborhood)
         options = {"probabilities": "exact", "first_click": divmod(first, env_cfg.W), **options}
     from msjax import search
 
@@ -268,11 +268,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--games", type=cli_args.positive_int, default=None,
                         help="games per row (default: 20k beginner, 5k larger)")
     parser.add_argument("--quick", action="store_true", help="few games per row, a smoke test")
-    parser.add_argument("--workers", type=cli_args.positive_int, default=1, help="processes for the exact player")
+    parser.add_argument("--workers", type=cli_args.positive_int, default=1, help="processes for the reference player")
     parser.add_argument("--batch", type=cli_args.positive_int, default=1024, help="boards per batch for the JAX players")
     parser.add_argument("--chunk-steps", type=cli_args.positive_int, default=64, help="env steps per jitted chunk")
     parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"0..{cli_args.MAX_SEED}")
-    parser.add_argument("--first-click", type=cell, default=None, help="R,C: the exact player's first click on every board")
+    parser.add_argument("--first-click", type=cell, default=None, help="R,C: the reference player's first click on every board")
     parser.add_argument(
         "--solver", type=cli_args.solver_fields, default={}, metavar="FIELD=VALUE,...",
         help="SolverConfig and search.SearchConfig fields for the JAX solver players, e.g. contradiction_cells=16",

@@ -9,7 +9,7 @@ A drawing is one row per line, cells separated by spaces (indentation is ignored
            whose true count must be that digit (checked against the mines drawn)
 
 ``mine_layout`` reads only where the mines are; ``position`` builds the game; ``view``
-reads a player's view alone (no mines known), as ``msjax.exact`` takes it.
+reads a player's view alone (no mines known), as the NumPy reference (``msjax.reference.analyse``) takes it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import numpy as np
 from msjax.evaluate import calibration
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import exact
+from msjax import reference
 
 CFG4 = ms_env.EnvConfig(H=4, W=4, mine_count=3)
 
@@ -36,7 +36,7 @@ def test_positions_carry_the_beliefs_and_exact_probabilities_close_the_gap():
     gap = calibration.exact_gap(DensityGuesser(), CFG4, positions)
     assert gap["exact_positions"] > 0 and 0.0 < gap["exact_gap"] < 1.0
     exact_probs = np.stack([
-        exact.analyse(r, np.where(r, c, 0), int(m)).mine_prob
+        reference.analyse(r, np.where(r, c, 0), int(m)).mine_prob
         for r, c, m in zip(np.asarray(states.revealed), np.asarray(states.counts), np.asarray(states.mine_count))
     ])
     perfect = positions._replace(mine_probabilities=jnp.asarray(exact_probs, jnp.float32))

@@ -1,6 +1,6 @@
 """One contract for every implementation of the rules: the JAX env (``env.step`` and
-``env.batch_step``), the exact player's ``exact.Board`` and the NumPy baseline
-(``msjax.env.numpy_env.NumpyMinesweeper``) play the same games.
+``env.batch_step``) and the NumPy references (``msjax.reference.Board``, the reference player's
+game, and ``msjax.reference.NumpyMinesweeper``, the NumPy env) play the same games.
 
 The contract is ``ReferenceGame``: the rules of ``msjax.env``'s package docstring as the
 plainest Python (a breadth-first flood fill, loops over cells). The contract games are
@@ -25,8 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from msjax.env.numpy_env import NumpyMinesweeper
-from msjax import env, exact
+from msjax import env
+from msjax.reference import Board, NumpyMinesweeper
 
 PLAIN = env.EnvConfig(H=5, W=6, mine_count=10)
 SHAPED = env.EnvConfig(H=4, W=7, mine_count=12, guarantee_safe_neighborhood=False, use_flag_shaping=True, max_steps=14)
@@ -342,15 +342,15 @@ class Numpy:
         return numpy_env.mine_mask, numpy_env.counts, info["lost"]
 
 
-class ExactBoard:
-    """``exact.Board``: reveals only; refuses an illegal reveal."""
+class NumpyBoard:
+    """``msjax.reference.Board``: reveals only; refuses an illegal reveal."""
 
     flags, step_cap, illegal, restarts = False, False, "refused", False
 
     def play(self, cfg, games):
         out = []
         for game in games:
-            board = exact.Board(cfg.H, cfg.W, 0, cfg.guarantee_safe_neighborhood, mine_mask=game.mines)
+            board = Board(cfg.H, cfg.W, 0, cfg.guarantee_safe_neighborhood, mine_mask=game.mines)
             steps = []
             for action in game.actions:
                 refused, info = False, None
@@ -366,7 +366,7 @@ class ExactBoard:
 
     def deal(self, cfg, clicks, seed):
         rng = np.random.default_rng(seed)
-        boards = [exact.Board(cfg.H, cfg.W, cfg.mine_count, cfg.guarantee_safe_neighborhood, rng) for _ in clicks]
+        boards = [Board(cfg.H, cfg.W, cfg.mine_count, cfg.guarantee_safe_neighborhood, rng) for _ in clicks]
         for board, click in zip(boards, clicks):
             board.reveal(int(click))
         mines, counts = np.stack([b.mine_mask for b in boards]), np.stack([b.counts for b in boards])
@@ -440,7 +440,7 @@ def check_conformance(rules: Rules) -> None:
         check_first_clicks(rules, cfg)
 
 
-@pytest.mark.parametrize("rules", [JaxStep(), JaxBatch(), Numpy(), ExactBoard()], ids=lambda r: type(r).__name__)
+@pytest.mark.parametrize("rules", [JaxStep(), JaxBatch(), Numpy(), NumpyBoard()], ids=lambda r: type(r).__name__)
 def test_implementation_meets_the_contract(rules):
     check_conformance(rules)
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from msjax import env
 from msjax.env import EnvConfig
-from msjax.env.numpy_env import NumpyMinesweeper
+from msjax.reference import NumpyMinesweeper
 
 # Shared compiled functions: each compiles once per config and shape.
 step = jax.jit(env.step, static_argnums=2)

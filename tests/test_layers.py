@@ -18,7 +18,7 @@ TESTS = Path(__file__).resolve().parent
 LAYERS = {
     "msjax.checks": 0,
     "msjax.env": 0,
-    "msjax.exact": 0,
+    "msjax.reference": 0,
     "msjax.stats": 0,
     "msjax.distributed": 0,
     "msjax.solver": 1,

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from msjax.env.numpy_env import NumpyMinesweeper, random_hidden_cells
+from msjax.reference import NumpyMinesweeper, random_hidden_cells
 from msjax.env import EnvConfig, batch_random_reveals
 
 

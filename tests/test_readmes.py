@@ -29,7 +29,7 @@ from tiny_runs import saved_run
 from msjax.run import log as runlog
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msjax"
-DOCUMENTED = ("env", "solver", "search", "exact", "evaluate", "viz", "cli", "adapters", "stages", "run")
+DOCUMENTED = ("env", "solver", "search", "reference", "evaluate", "viz", "cli", "adapters", "stages", "run")
 QUOTED = re.compile(r"```[a-z]*\n(.*?)```|`([^`\n]+)`", re.S)
 
 

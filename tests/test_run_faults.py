@@ -20,7 +20,7 @@ import orbax.checkpoint as ocp
 import pytest
 
 from msjax.run import config as config_lib
-from msjax import exact
+from msjax import reference
 from msjax.run import disk as outofspace
 from msjax.run import control as runcontrol
 from msjax.run import files as runfiles
@@ -220,10 +220,10 @@ def test_a_board_too_small_for_the_opening_rule_says_so_and_names_the_option():
 
 
 @pytest.mark.parametrize("revealed, counts", [(np.zeros((3, 3), bool), np.zeros((3, 4), int)), (np.zeros(9, bool), np.zeros(9, int))])
-def test_exact_analyse_names_the_shapes_it_was_given(revealed, counts):
+def test_reference_analyse_names_the_shapes_it_was_given(revealed, counts):
     shapes = f"got revealed {list(revealed.shape)} and counts {list(counts.shape)}"
     with pytest.raises(ValueError, match=re.escape(shapes)):
-        exact.analyse(revealed, counts, 1)
+        reference.analyse(revealed, counts, 1)
 
 
 @pytest.mark.parametrize("module", ["evaluate", "play"])

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_exact import consistent_layouts
+from test_reference import consistent_layouts
 from drawings import position, view
 from test_solver_exact import BATCH as GAMES
 from test_solver_exact import EXACT_SOLVER
 
-from msjax import env, exact, search, solver
+from msjax import env, reference, search, solver
 from msjax.search.endgame import distinct_layouts, solve_endgame
 from msjax.search.layout_sets import MINE, click_values, dense_click_values, reachable_sets
 
@@ -85,7 +85,7 @@ def endgame_views() -> list[tuple[np.ndarray, np.ndarray, int]]:
     rng = np.random.default_rng(3)
     views = []
     while len(views) < 14:
-        board = exact.Board(HEIGHT, WIDTH, MINES, False, rng)
+        board = reference.Board(HEIGHT, WIDTH, MINES, False, rng)
         board.reveal(int(rng.integers(HEIGHT * WIDTH)))
         for _ in range(int(rng.integers(0, 4))):
             safe_hidden = np.flatnonzero(~board.revealed.reshape(-1) & ~board.mine_mask.reshape(-1))

@@ -12,7 +12,7 @@ from msjax import env as ms_env
 from msjax import search
 from msjax import solver as solver_lib
 from msjax.run.agents import load_agent
-from test_exact import consistent_layouts
+from test_reference import consistent_layouts
 from tiny_runs import saved_run
 
 ENV = ms_env.EnvConfig(H=5, W=5, mine_count=7)

@@ -1,5 +1,5 @@
 """Exact uniform layout sampling (msjax.search.sample) and click outcomes (msjax.search.outcome)
-against brute force and msjax.exact.
+against brute force and the NumPy reference (msjax.reference).
 
 Every check shares one compiled sampler (8 views of 5x5, 12,500 samples each: 10^5 in
 all) and fixed keys, so they are deterministic; the statistical thresholds are set so that
@@ -16,9 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy import stats
-from test_exact import consistent_layouts, random_positions
+from test_reference import consistent_layouts, random_positions
 
-from msjax import exact
+from msjax import reference
 from msjax.search.outcome import click_outcomes
 from msjax.search.sample import state_parents, sample_layouts
 from msjax.solver.types import ExactLimits
@@ -67,7 +67,7 @@ def test_each_cell_is_a_mine_as_often_as_its_exact_probability(five_by_five):
     views, samples = five_by_five
     tested = 0
     for (revealed, counts, mines), drawn in zip(views, samples.mines):
-        probability = exact.analyse(revealed, counts, mines).mine_prob
+        probability = reference.analyse(revealed, counts, mines).mine_prob
         frequency = drawn.mean(axis=0)
         uncertain = ~revealed & (probability > 0) & (probability < 1)
         z = (frequency - probability)[uncertain] / np.sqrt(probability * (1 - probability) / SAMPLES)[uncertain]
@@ -112,7 +112,7 @@ CLICK_SAMPLES = 4_000
 def test_a_click_outcome_has_exact_chances_and_views_sampled_by_the_rules(five_by_five):
     views, _ = five_by_five
     views = views[:4]
-    probability = [exact.analyse(r, c, m).mine_prob for r, c, m in views]
+    probability = [reference.analyse(r, c, m).mine_prob for r, c, m in views]
     cells = [int(np.argmin(np.where(r, 2.0, p))) for (r, _, _), p in zip(views, probability)]  # the safest cell
     padded = views + [views[0]] * (BATCH - len(views))
     result = click_outcomes(
@@ -143,7 +143,7 @@ def test_a_click_outcome_has_exact_chances_and_views_sampled_by_the_rules(five_b
         frequency = np.bincount(numbers, minlength=9) / CLICK_SAMPLES
         assert np.abs(frequency - result.chance[i]).max() < 4.5 * np.sqrt(0.25 / CLICK_SAMPLES)
         around = np.zeros(revealed.size, bool)
-        around[list(exact.neighbour_lists(*revealed.shape)[cell])] = True
+        around[list(reference.neighbour_lists(*revealed.shape)[cell])] = True
         zeros = opened[~hit][numbers == 0].reshape(-1, revealed.size)
         assert zeros[:, around].all()
         single = opened[~hit][numbers > 0].reshape(-1, revealed.size)

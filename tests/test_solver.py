@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from drawings import cells, must_prove, position, stack
-from test_exact import consistent_layouts as brute_force_layouts
+from test_reference import consistent_layouts as brute_force_layouts
 
 from msjax import env, solver
 from msjax.solver import record as solver_record
@@ -84,7 +84,7 @@ def random_positions(num: int, seed: int = 0):
 
 def consistent_layouts(state) -> np.ndarray:
     """bool[L, H*W]: every placement of the state's mines on its hidden cells that
-    matches every revealed number (brute force: ``test_exact.consistent_layouts``)."""
+    matches every revealed number (brute force: ``test_reference.consistent_layouts``)."""
     revealed, counts = np.asarray(state.revealed), np.asarray(state.counts)
     return brute_force_layouts(revealed, counts, int(state.mine_count))
 
@@ -308,12 +308,12 @@ def test_mine_probabilities_are_close_to_the_exact_ones(positions, probabilities
     # nested and equal constraints are taken out of each other before belief propagation;
     # without that, loops of two numbers pushed 50/50 cells to 0 and 1 (errors up to 0.6
     # on these positions)
-    from msjax import exact
+    from msjax import reference
 
     errors = []
     for i in range(positions.done.shape[0]):
         revealed, counts = np.asarray(positions.revealed[i]), np.asarray(positions.counts[i])
-        truth = exact.analyse(revealed, np.where(revealed, counts, 0), int(positions.mine_count[i])).mine_prob
+        truth = reference.analyse(revealed, np.where(revealed, counts, 0), int(positions.mine_count[i])).mine_prob
         errors.append(np.abs(probabilities[i] - truth)[~revealed])
     errors = np.concatenate(errors)
     assert errors.max() < 0.15 and errors.mean() < 0.003, (errors.max(), errors.mean())

@@ -1,4 +1,4 @@
-"""Exact mine probabilities on the device (msjax.solver.exact) against msjax.exact, and the
+"""Exact mine probabilities on the device (msjax.solver.exact) against the NumPy reference (msjax.reference), and the
 solver that plays on them (``SolverConfig(probabilities="exact")``).
 
 Every analysis here runs through a few shared shapes (a batch of 8 views), and only the
@@ -19,9 +19,9 @@ import pytest
 from drawings import config_for, position, view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_exact import random_positions, real_positions
+from test_reference import random_positions, real_positions
 
-from msjax import env, exact, search, solver
+from msjax import env, reference, search, solver
 from msjax.solver import exact as device_exact
 from msjax.solver.forward import two_sum
 from msjax.search.lookahead import candidate_cells, lookahead_scores, nearly_safest
@@ -44,19 +44,19 @@ def analyse_batch(views, limits: ExactLimits = ExactLimits()):
 
 def assert_matches_reference(views, result, atol=1e-4):
     for (revealed, counts, mines), i in zip(views, range(len(views))):
-        reference = exact.analyse(revealed, counts, mines)
-        if reference.total == 0:
+        host = reference.analyse(revealed, counts, mines)
+        if host.total == 0:
             assert result.inconsistent[i] and not result.exact[i]
             assert np.all(np.isfinite(result.mine_prob[i]))
             continue
         assert result.exact[i], f"view {i} flagged"
-        np.testing.assert_allclose(result.mine_prob[i], np.where(revealed, 0.0, reference.mine_prob), atol=atol)
-        assert sorted(np.flatnonzero(result.safe[i])) == reference.safe
-        assert sorted(np.flatnonzero(result.mines[i])) == reference.mines
-        assert result.log_layouts[i] == pytest.approx(np.log(float(reference.total)), abs=1e-3)
+        np.testing.assert_allclose(result.mine_prob[i], np.where(revealed, 0.0, host.mine_prob), atol=atol)
+        assert sorted(np.flatnonzero(result.safe[i])) == host.safe
+        assert sorted(np.flatnonzero(result.mines[i])) == host.mines
+        assert result.log_layouts[i] == pytest.approx(np.log(float(host.total)), abs=1e-3)
 
 
-# ----------------------------------------------------------------------------- against msjax.exact
+# ----------------------------------------------------------------------------- against the NumPy reference
 
 
 def test_probabilities_and_proofs_equal_the_reference_on_random_5x5_positions():
@@ -170,7 +170,7 @@ def small_games(draw):
     seed = draw(st.integers(0, 2**31 - 1))
     rng = np.random.default_rng(seed)
     mines = draw(st.integers(1, 8))
-    board = exact.Board(5, 5, mines, False, rng)
+    board = reference.Board(5, 5, mines, False, rng)
     board.reveal(int(rng.integers(25)))  # the first click is safe; the mines are placed now
     safe = np.flatnonzero(~board.mine_mask.reshape(-1) & ~board.revealed.reshape(-1))
     for cell in rng.choice(safe, size=min(len(safe), draw(st.integers(0, 3))), replace=False):
@@ -188,9 +188,9 @@ def test_probabilities_are_in_range_sum_to_the_mines_and_prove_what_the_referenc
         hidden = ~revealed
         assert np.all((result.mine_prob[i] >= 0) & (result.mine_prob[i] <= 1))
         assert result.mine_prob[i][hidden].sum() == pytest.approx(mines, abs=1e-3)
-        reference = exact.analyse(revealed, counts, mines)
-        assert sorted(np.flatnonzero(result.safe[i])) == reference.safe
-        assert sorted(np.flatnonzero(result.mines[i])) == reference.mines
+        host = reference.analyse(revealed, counts, mines)
+        assert sorted(np.flatnonzero(result.safe[i])) == host.safe
+        assert sorted(np.flatnonzero(result.mines[i])) == host.mines
 
 
 # ----------------------------------------------------------------------------- the solver on them
@@ -223,15 +223,15 @@ def test_the_lookahead_gives_msjax_exacts_progress_and_zero_chances():
         if np.sum(valid[i]) < 2:  # one candidate: chosen without an analysis
             continue
         several += 1
-        reference = exact.analyse(revealed, counts, mines)
-        want_zero, want_progress = exact.lookahead(revealed, int(cell[i]), reference, mines, exact.ExactConfig(), {})
+        host = reference.analyse(revealed, counts, mines)
+        want_zero, want_progress = reference.lookahead(revealed, int(cell[i]), host, mines, reference.ExactConfig(), {})
         assert float(progress[i]) == pytest.approx(want_progress, abs=1e-4)
         assert float(zero[i]) == pytest.approx(want_zero, abs=1e-4)
     assert several >= BATCH // 2
 
 
 def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_expert_board():
-    # An expert view from the exact player's games: the corner (0, 0) and the edge cell
+    # An expert view from the reference player's games: the corner (0, 0) and the edge cell
     # (3, 0) are equally safe and give progress with the same probability (every safe
     # outcome proves a neighbour), but only (3, 0) can show a 0 (P = 0.45). The layout
     # counts are ~e^221, so float32 logs put ~1e-5 of noise on the two equal progress
@@ -242,8 +242,8 @@ def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_exp
         for c, symbol in enumerate(row):
             revealed[r, c] = symbol != "."
             counts[r, c] = int(symbol) if symbol != "." else 0
-    reference = exact.analyse(revealed, counts, 99)
-    want = exact.choose_guess(revealed, reference, 99)
+    host = reference.analyse(revealed, counts, 99)
+    want = reference.choose_guess(revealed, host, 99)
     assert want == 3 * 30
     good = np.zeros((1, 16, 30), bool)
     good[0, 0, 0] = good[0, 3, 0] = True
@@ -254,7 +254,7 @@ def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_exp
         jnp.asarray(good), 2, ONE_PASS,
     )
     assert int(cell[0]) == want
-    want_zero, want_progress = exact.lookahead(revealed, want, reference, 99, exact.ExactConfig(), {})
+    want_zero, want_progress = reference.lookahead(revealed, want, host, 99, reference.ExactConfig(), {})
     assert float(zero[0]) == pytest.approx(want_zero, abs=1e-4) and want_zero > 0.4
     assert float(progress[0]) == pytest.approx(want_progress, abs=1e-4)
 
@@ -262,16 +262,16 @@ def test_the_lookahead_breaks_an_exact_progress_tie_by_the_zero_chance_on_an_exp
 
 def survival_by_host_search(revealed: np.ndarray, counts: np.ndarray, mines: int, cell: int, depth: int,
                             tolerance: float) -> float:
-    """The survival score of ``cell`` at ``depth``, by ``msjax.exact.analyse`` of every view
+    """The survival score of ``cell`` at ``depth``, by ``msjax.reference.analyse`` of every view
     the game can reach: a view after is worth 1 when won or with a certainly safe cell,
     else at depth 0 its best safety, deeper the best score among its cells at least
     ``1 - tolerance`` times as safe as its safest."""
-    total = exact.analyse(revealed, counts, mines).total
+    total = reference.analyse(revealed, counts, mines).total
     score = 0.0
     for shown in range(9):
         after, after_counts = revealed.copy(), counts.copy()
         after.reshape(-1)[cell], after_counts.reshape(-1)[cell] = True, shown
-        analysis = exact.analyse(after, after_counts, mines)
+        analysis = reference.analyse(after, after_counts, mines)
         if not analysis.total:
             continue
         risk = np.where(after, 1.0, analysis.mine_prob)
@@ -300,14 +300,14 @@ SURVIVAL_BEATS_SAFETY = """
 
 
 def test_the_survival_lookahead_gives_up_a_little_safety_to_survive_the_next_guess():
-    # A guess view of the exact player's 8x8 games: (0, 3) is the safest cell (0.916), and
-    # msjax.exact's player takes it, but a safe (0, 3) leaves a guess of 0.90 at best in one
+    # A guess view of the reference player's 8x8 games: (0, 3) is the safest cell (0.916), and
+    # the reference player takes it, but a safe (0, 3) leaves a guess of 0.90 at best in one
     # outcome in ten; (0, 4) and (4, 4) are a little less safe (0.906) and whatever they
     # show, something is then certainly safe: 0.906 against 0.823 to survive two guesses.
     state = position(SURVIVAL_BEATS_SAFETY)
     revealed, counts = np.asarray(state.revealed), np.where(state.revealed, np.asarray(state.counts), 0)
-    reference = exact.analyse(revealed, counts, 10)
-    assert exact.choose_guess(revealed, reference, 10) == 3
+    host = reference.analyse(revealed, counts, 10)
+    assert reference.choose_guess(revealed, host, 10) == 3
     survival = search.SearchGuess(search.SearchConfig(
         lookahead_candidates=6, lookahead_score="survival", lookahead_tolerance=0.05))
     action, layer = solver.solver_action(state, jax.random.key(0), config_for(SURVIVAL_BEATS_SAFETY), EXACT_SOLVER,
@@ -325,10 +325,10 @@ def test_the_survival_lookahead_at_depth_two_equals_a_search_over_every_view():
     # With expand=2 only the two candidates of highest depth-1 score are scored at depth 2
     # (the others -1): views with more candidates check that cut, the rest the full search.
     views = [(r, c, m) for r, c, m, _ in random_positions(11, 300, max_hidden=12) if r.shape == (5, 3)]
-    views = [v for v in views if not exact.analyse(*v).safe and np.count_nonzero(~v[0]) > v[2]][:3]
+    views = [v for v in views if not reference.analyse(*v).safe and np.count_nonzero(~v[0]) > v[2]][:3]
     assert len(views) == 3
     views += [views[0]] * (BATCH - len(views))
-    references = [exact.analyse(*v) for v in views]
+    references = [reference.analyse(*v) for v in views]
     revealed, counts = (jnp.asarray(np.stack([v[i] for v in views])) for i in (0, 1))
     mine_prob = jnp.asarray(np.stack([np.where(v[0], 0.0, a.mine_prob) for v, a in zip(views, references)]),
                             jnp.float32)
@@ -362,7 +362,7 @@ def expert_openings():
     first-click neighbourhood), and the opening a safe neighbourhood cascades (seed 0)."""
     revealed, counts = np.zeros((16, 30), bool), np.zeros((16, 30), np.int32)
     revealed[3, 3], counts[3, 3] = True, 1
-    board = exact.Board(16, 30, 99, True, rng=np.random.default_rng(0))
+    board = reference.Board(16, 30, 99, True, rng=np.random.default_rng(0))
     board.reveal(3 * 30 + 3)
     return [(revealed, counts), (board.revealed.copy(), np.where(board.revealed, board.counts, 0).astype(np.int32))]
 
@@ -378,12 +378,12 @@ def test_the_survival_scores_of_open_expert_boards_agree_with_msjax_exact_in_flo
     # error on their logs, and the chances to survive two guesses, ratios of those counts,
     # were off by as much and came out above the chance to survive the first.
     for revealed, counts in expert_openings():
-        reference = exact.analyse(revealed, counts, 99)
+        host = reference.analyse(revealed, counts, 99)
         view = (jnp.asarray(revealed[None]), jnp.asarray(counts[None]), jnp.full(1, 99))
         analysis = device_exact.exact_analysis(*view, ONE_PASS)
         assert bool(analysis.exact[0])
-        np.testing.assert_allclose(np.asarray(analysis.mine_prob[0]), reference.mine_prob, atol=1e-6)
-        assert float(analysis.log_layouts[0]) == pytest.approx(np.log(float(reference.total)), abs=2e-5)
+        np.testing.assert_allclose(np.asarray(analysis.mine_prob[0]), host.mine_prob, atol=1e-6)
+        assert float(analysis.log_layouts[0]) == pytest.approx(np.log(float(host.total)), abs=2e-5)
         good = nearly_safest(view[0], analysis.mine_prob, 0.1)
         scores = lookahead_scores(*view, analysis.log_layouts, good, 6, ONE_PASS, analysis.mine_prob)
         assert np.sum(scores.valid[0]) == 6

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--symmetric", action="store_true",
                         help="also each agent averaged over the board's symmetries")
     parser.add_argument("--solver", action="append", default=[], choices=("rules", "exact"),
-                        help="also the JAX rule solver (the agents' teacher) or exact player (repeatable)")
+                        help="also the JAX rule solver (the agents' teacher) or the JAX exact player (repeatable)")
     parser.add_argument("--save", metavar="FILE.npz", help="every row's per-board outcomes")
     parser.add_argument("--against", metavar="FILE.npz:ROW", help="a row saved by --save as the baseline (name or index)")
     return parser

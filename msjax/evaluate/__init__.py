@@ -5,7 +5,7 @@ device, one game per batch slot (``games``), and returns the figures of ``summar
 ``evaluate_boards`` plays every board of a board mix. ``turns`` plays single games move by move on the host, for people and figures.
 ``paired`` compares players on the same boards (per-board outcomes, the files that keep them,
 the paired difference), ``layouts`` plays fixed mine layouts with the JAX solver and the
-host's exact player. ``python -m msjax evaluate`` and ``python -m msjax paired`` are the
+host's reference player. ``python -m msjax evaluate`` and ``python -m msjax paired`` are the
 command lines (``msjax.cli.evaluate``, ``msjax.cli.paired``).
 """
 

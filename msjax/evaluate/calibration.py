@@ -5,7 +5,7 @@ same seed) and keeps every position after the opening click with the player's be
 it; ``positions_calibration`` scores them with ``msjax.stats.calibration_metrics`` (AUROC by
 ranks, expected calibration error, Brier score) over the hidden cells, and on boards small
 enough ``exact_gap`` is the mean absolute difference between the player's probabilities and
-the exact ones of ``msjax.exact``. ``calibration_data`` does the same for a turn-by-turn
+the exact ones of the NumPy reference (``msjax.reference.analyse``). ``calibration_data`` does the same for a turn-by-turn
 player (the host solvers, the viz's reliability diagram).
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
-from msjax import exact
+from msjax import reference
 from msjax.stats import calibration_metrics
 
 class NoPositions(ValueError):
@@ -146,7 +146,7 @@ def exact_gap(
     gaps = []
     for i in range(index.size):
         view_counts = np.where(revealed[i], counts[i], 0)
-        analysis = exact.analyse(revealed[i], view_counts, int(mine_count[i]), max_nodes)
+        analysis = reference.analyse(revealed[i], view_counts, int(mine_count[i]), max_nodes)
         if analysis.total == 0 or analysis.approximate:
             continue
         hidden = ~revealed[i]

@@ -1,12 +1,12 @@
-"""Fixed mine layouts played by the JAX solver and by ``msjax.exact``'s host player: the
+"""Fixed mine layouts played by the JAX solver and by the reference player: the
 boards of a paired comparison drawn once on the host, each player's outcome on each.
 
-``draw_layouts`` draws opening-start layouts as ``msjax.exact.Board`` does (mines kept off
-the exact player's first click and its neighbours); ``coupled_layouts`` draws them coupled
+``draw_layouts`` draws opening-start layouts as ``msjax.reference.Board`` does (mines kept off
+the reference player's first click and its neighbours); ``coupled_layouts`` draws them coupled
 across first clicks (one game opened at different cells shares every mine away from both
 cells' blocks), ``candidate_cells`` picks first clicks worth comparing. ``host_wins`` plays
 them with
-``msjax.exact.play_board`` (in worker processes if asked), ``device_wins`` with the JAX
+``msjax.reference.play_board`` (in worker processes if asked), ``device_wins`` with the JAX
 solver (``SolverConfig(probabilities="exact", ...)`` and the host player's first click)
 on ``msjax.env.from_mines`` games, a batch at a time on the device. The outcomes pair
 with ``msjax.evaluate.paired``'s figures.
@@ -22,13 +22,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from msjax import env, exact, solver
+from msjax import env, reference, solver
 
 
 def opening_click(height: int, width: int) -> tuple[int, int]:
-    """``(row, col)``: the exact player's first click with an opening start, which the
+    """``(row, col)``: the reference player's first click with an opening start, which the
     layouts of ``draw_layouts`` keep free of mines and the JAX solver here plays too."""
-    return divmod(exact.first_click_cell(height, width, True), width)
+    return divmod(reference.first_click_cell(height, width, True), width)
 
 
 def device_solver_config(height: int, width: int, solver_options: dict):
@@ -41,13 +41,13 @@ def device_solver_config(height: int, width: int, solver_options: dict):
 
 
 def draw_layouts(height: int, width: int, mines: int, games: int, seed: int) -> np.ndarray:
-    """bool[N, H, W]: opening-start layouts (mines kept off the exact player's first click
-    and its neighbours), drawn as ``msjax.exact.Board`` draws them."""
+    """bool[N, H, W]: opening-start layouts (mines kept off the reference player's first click
+    and its neighbours), drawn as ``msjax.reference.Board`` draws them."""
     rng = np.random.default_rng(seed)
-    first = exact.first_click_cell(height, width, True)
+    first = reference.first_click_cell(height, width, True)
     layouts = []
     for _ in range(games):
-        board = exact.Board(height, width, mines, True, rng)
+        board = reference.Board(height, width, mines, True, rng)
         board.reveal(first)
         layouts.append(board.mine_mask.copy())
     return np.stack(layouts)
@@ -92,12 +92,12 @@ def candidate_cells(height: int, width: int, reach: int, first: tuple[int, int])
 
 def _host_game(mine_mask: np.ndarray) -> bool:
     height, width = mine_mask.shape
-    board = exact.Board(height, width, int(mine_mask.sum()), True, mine_mask=mine_mask)
-    return exact.play_board(board, exact.first_click_cell(height, width, True)).won
+    board = reference.Board(height, width, int(mine_mask.sum()), True, mine_mask=mine_mask)
+    return reference.play_board(board, reference.first_click_cell(height, width, True)).won
 
 
 def host_wins(layouts: np.ndarray, workers: int) -> np.ndarray:
-    """bool[N]: ``msjax.exact``'s player's outcome on each layout."""
+    """bool[N]: the reference player's outcome on each layout."""
     if workers > 1:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             return np.asarray(pool.map(_host_game, list(layouts), chunksize=4))

@@ -22,11 +22,11 @@ class SearchConfig:
 
     Attributes:
       lookahead_candidates: how many of the safest cells get the exact one-move lookahead
-        (``msjax.search.lookahead``: P(progress), then P(zero)), as ``msjax.exact``'s
+        (``msjax.search.lookahead``: P(progress), then P(zero)), as the reference
         player breaks ties; 0 (the default) leaves the rule solver's tie-break, by the zero
         chance of independent neighbours (one analysis per guess instead of ``1 + 9 K``).
       lookahead_score: what the lookahead ranks its candidates by: ``"progress"`` (the
-        default: P(progress), then P(zero), among the safest cells, as ``msjax.exact``'s
+        default: P(progress), then P(zero), among the safest cells, as the reference
         player) or ``"survival"`` (the chance to survive this guess and the next one, then
         progress and zero; ``msjax.search.lookahead``'s docstring).
       lookahead_tolerance: with ``"survival"``, the candidates are the cells whose chance

@@ -26,8 +26,8 @@ A view with ``n`` consistent layouts (``n <= max_layouts``, a static bound up to
    queue, and each step splits the first of them and merges what it finds into a table
    (sorted and deduplicated, ``max_sets`` at most: a view with more is flagged) until the
    queue is empty. Far fewer sets are reachable than the ``2^n`` subsets: on 8x8x10 games'
-   views with 17 to 32 layouts, a few hundred (ad hoc, a host search of ``msjax.exact``'s
-   games).
+   views with 17 to 32 layouts, a few hundred (ad hoc, a host search of the reference
+   player's games).
 4. **The game tree as a DP over those sets.** The chance to win is ``V(S) = 1`` when
    ``|S| = 1`` (the layout is known: every safe cell is then proved) and otherwise
    ``max_c sum_v |S & class(c, v)| / |S| * V(S & class(c, v))`` over the cells whose click

@@ -5,14 +5,14 @@ For a candidate cell ``c`` and each number ``v`` it could show, the view with ``
 revealed as ``v`` is analysed exactly (``msjax.solver.exact``): its layout count over the
 view's is ``P(c safe and shows v)``, and "some hidden cell is then proved safe" is
 *progress*. ``P(progress)`` sums the first over the numbers with progress; ``P(zero)`` is
-the ``v = 0`` term. This is ``msjax.exact.lookahead``'s tie-break, computed for a batch of
+the ``v = 0`` term. This is ``msjax.reference.lookahead``'s tie-break, computed for a batch of
 views in one call of ``candidates x 9`` analyses per view: the safest cells (all within
 float32 rounding of the lowest mine probability) are ranked by ``P(progress)``, then
-``P(zero)``, then fewer hidden neighbours, then row-major order, as ``msjax.exact``'s player
+``P(zero)``, then fewer hidden neighbours, then row-major order, as the reference player
 ranks them. Candidates are the first ``K`` safest cells in (hidden neighbours, row-major)
 order, counting cells whose whole neighbourhood is off the frontier once per neighbourhood
 size (they are interchangeable). A candidate whose analyses leave the exact analysis'
-limits scores no progress (as in ``msjax.exact``).
+limits scores no progress (as in ``msjax.reference.lookahead``).
 
 **Survival** (``survival=True``, ``SearchConfig.lookahead_score="survival"``): a look past the
 next guess. The candidates widen to every cell nearly as safe as the safest (``good``:
@@ -55,7 +55,7 @@ from msjax.solver.types import EXACT_TIES, ExactLimits
 NUMBERS = 9  # a revealed cell shows 0..8
 # Chances this close count as equal: they are exp(float32 log counts), and on 16x30x99 the
 # counts are ~e^220, whose float32 logs carry ~1e-5 of rounding (1e-5 here broke exact ties
-# by noise in 8% of the exact player's expert guesses; 1e-4 leaves 0.7%).
+# by noise in 8% of the reference player's expert guesses; 1e-4 leaves 0.7%).
 TIES = 1e-4
 
 

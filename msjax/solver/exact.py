@@ -1,5 +1,5 @@
 """Exact mine probabilities for a batch of views, on the device: the quantities of
-``msjax.exact.analyse`` as one compiled JAX program.
+the NumPy reference's ``msjax.reference.analyse`` as one compiled JAX program.
 
 **The algorithm: a transfer-matrix DP along the frontier, forward and backward.** The
 frontier cells (hidden cells next to a number) are visited one per step in the order of
@@ -47,7 +47,7 @@ ratio of two counts.
 log of a count >= 1 is finite, and ``logaddexp``/``exp`` keep ``-inf`` exact), so "the cell
 can be a mine" is ``isfinite`` of its mine mass, never a float threshold: a cell is proved
 safe (mine) exactly when no consistent layout has a mine (no mine) there, as
-``msjax.exact``'s integer comparisons say.
+the NumPy reference's integer comparisons say.
 
 **Limits, flagged per view.** ``max_frontier`` steps, ``max_open`` numbers open at once
 (4 bits each in the packed key) and ``max_states`` states per step are static. A view that

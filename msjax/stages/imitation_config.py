@@ -64,7 +64,7 @@ class ImitationConfig(StageConfig):
         at this many candidates (``search.SearchConfig.lookahead_candidates``), >= 0:
         the teacher is then the search player. 0: off.
       play_lookahead_depth: 0, the lookahead breaks ties among the safest cells as
-        ``msjax.exact``'s player does (``lookahead_score="progress"``); 1 or 2, it looks
+        the reference player does (``lookahead_score="progress"``); 1 or 2, it looks
         past the next guess at that depth (``lookahead_score="survival"``, among the cells
         at least ``1 - SURVIVAL_TOLERANCE`` as safe as the safest). Needs ``play_lookahead``.
       play_endgame_layouts: with exact probabilities, the playing solver solves views that

@@ -1,6 +1,6 @@
 """A local web inspector: play Minesweeper in a browser, watch the agent or the solver
 play, and compare three beliefs about where the mines are (the agent's mine head, the
-rule solver's probabilities with its proven cells, and ``msjax.exact``'s probabilities);
+rule solver's probabilities with its proven cells, and the NumPy reference's probabilities);
 the search overlay lists the search player's candidate guesses with their scores.
 
 ``games`` holds the games and computes the beliefs (no web framework); ``programs`` each

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from msjax import env as ms_env
-from msjax import exact, search
+from msjax import reference, search
 from msjax import solver as solver_lib
 from msjax import viz
 from msjax.env import EnvConfig, EnvState
@@ -75,7 +75,7 @@ class Game:
       players: who has moved: "you", "agent", "solver".
       last_move: the last move as JSON-ready data (kind, row, col, player, layer), or None.
       counted: whether the game's result is in the tally.
-      exact_cache: ``exact.analyse``'s component cache for this board.
+      exact_cache: ``reference.analyse``'s component cache for this board.
       lock: held while the game is read or changed.
     """
 
@@ -111,7 +111,7 @@ class Inspector:
       default_board: the board the page starts with.
       solver_cfg: the rule solver's options.
       exact_max_nodes: search budget of the exact overlay per component
-        (``exact.analyse``'s ``max_nodes``); past it the overlay says "approximate".
+        (``reference.analyse``'s ``max_nodes``); past it the overlay says "approximate".
       max_games: games kept in memory; the oldest is dropped first.
       max_boards: custom boards whose compiled programs are kept, besides the standard
         boards' (``web.programs.CompiledBoards``).
@@ -351,7 +351,7 @@ class Inspector:
             return {"mine": _grid(np.zeros(revealed.shape))}
         if len(game.exact_cache) > 50_000:
             game.exact_cache.clear()
-        analysis = exact.analyse(revealed, np.asarray(game.state.counts), game.cfg.mine_count, self.exact_max_nodes, game.exact_cache)
+        analysis = reference.analyse(revealed, np.asarray(game.state.counts), game.cfg.mine_count, self.exact_max_nodes, game.exact_cache)
         mine = np.where(revealed, 0.0, analysis.mine_prob)
         return {"mine": _grid(mine), "approximate": bool(analysis.approximate), "fallbacks": int(analysis.fallbacks)}
 

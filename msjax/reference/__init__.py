@@ -1,6 +1,9 @@
-"""Exact mine probabilities from the player's view, and a player that uses them (CPU).
+"""The NumPy references (CPU, float64): exact mine probabilities, the player that uses them,
+and the game itself in NumPy.
 
-This is the strongest baseline in msjax and the yardstick for the JAX solver. It reads only
+These are the yardsticks the JAX code is checked against: ``analyse`` for the device's exact
+analysis (``msjax.solver.exact_analysis``) and the agents, ``play_board`` as the strongest
+baseline player, ``Board`` and ``NumpyMinesweeper`` for ``msjax.env``'s rules. They read only
 what a player sees: ``revealed``, the numbers on revealed cells, and the total mine count.
 
 How the probabilities are computed. Every revealed number with hidden neighbours is a
@@ -25,21 +28,25 @@ rounded expected total). The result is flagged ``approximate`` and never used fo
 (nothing is called certain while a fallback is in play). ``Analysis.fallbacks`` and
 ``PlayStats.fallbacks`` let benchmarks report how often it happens.
 
-The player (``play_board``) reveals every cell whose mine probability is exactly 0, and
+The reference player (``play_board``) reveals every cell whose mine probability is exactly 0, and
 otherwise guesses (``choose_guess``, with a one-move ``lookahead`` to break ties); its first
 click is ``first_click_cell``. Its games run in NumPy (``Board``) with exactly
 ``msjax.env``'s rules, because a per-move jitted call would cost more than the analysis
 itself; ``tests/test_conformance.py`` checks that both play the same games.
 
+The NumPy env (``NumpyMinesweeper``) steps ``N`` boards together with every rule of
+``msjax.env`` (flags, rewards, the move cap, auto-reset): the seed's original design, the
+tests' oracle for the JAX env and the baseline of ``benchmarks.env_throughput``.
+
 Modules, in the order data flows: ``grid`` (neighbour lists), ``enumeration`` (one
 component's layouts, the node budget, the fallback), ``analysis`` (constraints of a view,
-components, their combination: ``analyse``), ``board`` (the NumPy game), ``player`` (the
-guess, the lookahead, a whole game).
+components, their combination: ``analyse``), ``board`` (one NumPy game), ``player`` (the
+guess, the lookahead, a whole game), ``numpy_env`` (a batch of NumPy games, every rule).
 """
 
-from msjax.exact.analysis import Analysis, analyse, by_mines, combine, components, constraints_of_view
-from msjax.exact.board import Board
-from msjax.exact.enumeration import (
+from msjax.reference.analysis import Analysis, analyse, by_mines, combine, components, constraints_of_view
+from msjax.reference.board import Board
+from msjax.reference.enumeration import (
     ComponentClasses,
     ComponentResult,
     TooLarge,
@@ -50,8 +57,9 @@ from msjax.exact.enumeration import (
     enumerate_memoised,
     solve_component,
 )
-from msjax.exact.grid import neighbour_lists
-from msjax.exact.player import ExactConfig, PlayStats, choose_guess, first_click_cell, lookahead, play_board
+from msjax.reference.grid import neighbour_lists
+from msjax.reference.numpy_env import NumpyMinesweeper, random_hidden_cells
+from msjax.reference.player import ExactConfig, PlayStats, choose_guess, first_click_cell, lookahead, play_board
 
 __all__ = [
     "Analysis",
@@ -59,6 +67,7 @@ __all__ = [
     "ComponentClasses",
     "ComponentResult",
     "ExactConfig",
+    "NumpyMinesweeper",
     "PlayStats",
     "TooLarge",
     "analyse",
@@ -76,5 +85,6 @@ __all__ = [
     "lookahead",
     "neighbour_lists",
     "play_board",
+    "random_hidden_cells",
     "solve_component",
 ]

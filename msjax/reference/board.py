@@ -1,6 +1,6 @@
-"""One game of Minesweeper in plain NumPy, with ``msjax.env``'s rules, for the exact player.
+"""One game of Minesweeper in plain NumPy, with ``msjax.env``'s rules, for the reference player.
 
-The exact player analyses a position per move; a jitted call per move would cost more than
+The reference player analyses a position per move; a jitted call per move would cost more than
 the analysis itself, so its games run on the host. ``tests/test_conformance.py`` checks
 that ``Board`` plays the same games as ``msjax.env`` (reveals only: it has no flags,
 rewards or move cap, and refuses an illegal reveal instead of penalising it).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msjax.exact.grid import neighbour_lists
+from msjax.reference.grid import neighbour_lists
 
 
 class Board:

@@ -1,4 +1,4 @@
-"""Exact probabilities and the exact-probability player (msjax.exact)."""
+"""Exact probabilities and the reference player: the NumPy reference (msjax.reference)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from drawings import view
 
-from msjax import exact
-from msjax.exact import Board, ExactConfig, analyse, neighbour_lists
+from msjax import reference
+from msjax.reference import Board, ExactConfig, analyse, neighbour_lists
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -198,14 +198,14 @@ def test_memoised_enumeration_equals_plain_backtracking():
     components = [
         component
         for revealed, counts, _, _ in positions
-        for component in exact.components(exact.constraints_of_view(revealed, counts))
+        for component in reference.components(reference.constraints_of_view(revealed, counts))
     ]
     assert len(components) > 40
     for component in components:
         probe = frozenset(sorted({cell for group, _ in component for cell in group})[::3])
-        parts = exact.component_classes(component, probe)
+        parts = reference.component_classes(component, probe)
         arguments = (parts.sizes, parts.class_constraints, parts.values, 10**6, parts.in_probe)
-        assert exact.enumerate_memoised(*arguments) == exact.enumerate_component(*arguments)
+        assert reference.enumerate_memoised(*arguments) == reference.enumerate_component(*arguments)
 
 
 def test_memoised_enumeration_takes_over_past_the_node_budget():
@@ -219,13 +219,13 @@ def test_memoised_enumeration_takes_over_past_the_node_budget():
         # # # # # # # #
         """
     )
-    (component,) = exact.components(exact.constraints_of_view(revealed, counts))
-    parts = exact.component_classes(component)
-    with pytest.raises(exact.TooLarge):
-        exact.enumerate_component(parts.sizes, parts.class_constraints, parts.values, 500, parts.in_probe)
-    result = exact.solve_component(component, 500)
+    (component,) = reference.components(reference.constraints_of_view(revealed, counts))
+    parts = reference.component_classes(component)
+    with pytest.raises(reference.TooLarge):
+        reference.enumerate_component(parts.sizes, parts.class_constraints, parts.values, 500, parts.in_probe)
+    result = reference.solve_component(component, 500)
     assert not result.approximate
-    assert result == exact.solve_component(component, 10**6)
+    assert result == reference.solve_component(component, 10**6)
 
 
 def test_component_cache_gives_identical_answers():
@@ -257,7 +257,7 @@ def test_lookahead_equals_analysing_each_possible_number():
                 after = analyse(trial, trial_counts, mines)
                 zero += after.total if value == 0 else 0
                 progress += after.total if after.total and (value == 0 or after.safe) else 0
-            got = exact.lookahead(revealed, cell, analysis, mines, ExactConfig(), {})
+            got = reference.lookahead(revealed, cell, analysis, mines, ExactConfig(), {})
             assert got == pytest.approx((zero / analysis.total, progress / analysis.total), abs=1e-12)
 
 
@@ -270,7 +270,7 @@ def test_player_never_makes_an_illegal_move_and_wins_sometimes():
     for game in range(150):
         opening = game % 2 == 0
         board = Board(6, 6, 7, opening, rng)
-        stats = exact.play_board(board, exact.first_click_cell(6, 6, opening))  # reveal raises if illegal
+        stats = reference.play_board(board, reference.first_click_cell(6, 6, opening))  # reveal raises if illegal
         assert board.won != board.lost
         assert stats.won == board.won and stats.moves >= stats.guesses + 1
         assert stats.fallbacks == 0
@@ -290,7 +290,7 @@ def test_player_never_guesses_while_a_safe_cell_is_known():
                 board.reveal(analysis.safe[0])
                 assert not board.lost
                 continue
-            cell = exact.choose_guess(board.revealed, analysis, 8, ExactConfig())
+            cell = reference.choose_guess(board.revealed, analysis, 8, ExactConfig())
             assert not board.revealed.reshape(-1)[cell]
             lowest = analysis.mine_prob[~board.revealed].min()
             assert analysis.mine_prob.reshape(-1)[cell] == pytest.approx(lowest, abs=1e-12)
@@ -298,10 +298,10 @@ def test_player_never_guesses_while_a_safe_cell_is_known():
 
 
 def test_first_click_cells():
-    assert exact.first_click_cell(8, 8, False) == 0
-    assert exact.first_click_cell(8, 8, True) == 2 * 8 + 2
-    assert exact.first_click_cell(16, 30, True) == 2 * 30 + 2
-    assert exact.first_click_cell(2, 2, True) == 3
+    assert reference.first_click_cell(8, 8, False) == 0
+    assert reference.first_click_cell(8, 8, True) == 2 * 8 + 2
+    assert reference.first_click_cell(16, 30, True) == 2 * 30 + 2
+    assert reference.first_click_cell(2, 2, True) == 3
 
 
 @pytest.mark.parametrize(
@@ -366,5 +366,5 @@ def test_choose_guess_answers_an_inconsistent_view():
     )
     result = analyse(revealed, counts, 3)
     assert result.total == 0
-    cell = exact.choose_guess(revealed, result, 3)
+    cell = reference.choose_guess(revealed, result, 3)
     assert not revealed.reshape(-1)[cell]

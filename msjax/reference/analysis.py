@@ -1,7 +1,7 @@
 """Exact mine probabilities of one view: constraints, components, and their combination.
 
 Every revealed number with hidden neighbours is a constraint; constraints that share cells
-form components, each enumerated on its own (``msjax.exact.enumeration``). The components
+form components, each enumerated on its own (``msjax.reference.enumeration``). The components
 are combined through their mine-count distributions, each global combination weighted by
 ``C(F, M - m_total)``, the ways to put the remaining mines on the ``F`` hidden cells off the
 frontier; those cells get their exact probability from the same sum. A component that
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from msjax.exact.enumeration import ComponentResult, Constraint, cached_solve, comb, feasible_estimate
-from msjax.exact.grid import neighbour_lists
+from msjax.reference.enumeration import ComponentResult, Constraint, cached_solve, comb, feasible_estimate
+from msjax.reference.grid import neighbour_lists
 
 MineTallies = tuple[dict[int, int], dict[int, list[int]]]
 """``(weights {m: layouts}, class_mines {m: per-class mine tallies})`` of one part."""
@@ -176,7 +176,7 @@ def check_view_shapes(revealed: Any, counts: Any) -> None:
     revealed_shape, counts_shape = np.shape(revealed), np.shape(counts)
     if len(revealed_shape) != 2 or revealed_shape != counts_shape or 0 in revealed_shape:
         raise ValueError(
-            f"exact.analyse needs revealed and counts of one board, both [H, W]; got revealed "
+            f"reference.analyse needs revealed and counts of one board, both [H, W]; got revealed "
             f"{list(revealed_shape)} and counts {list(counts_shape)}"
         )
 
@@ -195,7 +195,7 @@ def analyse(
       counts: int[H, W], neighbour mine counts, read only where ``revealed``.
       mine_count: total mines on the board.
       max_nodes: search budget per component and enumeration method before the
-        local-estimate fallback (``msjax.exact.enumeration``).
+        local-estimate fallback (``msjax.reference.enumeration``).
       cache: optional dict reused across calls on the same board size; components already
         enumerated (same constraints) are looked up instead of enumerated again.
 

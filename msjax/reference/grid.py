@@ -1,4 +1,4 @@
-"""Board geometry shared by the exact analysis, its player and its game: neighbour lists."""
+"""Board geometry shared by the reference analysis, its player and its game: neighbour lists."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Minesweeper as vectorised NumPy on the CPU: the seed's original design, kept as a baseline.
+"""The NumPy env: Minesweeper as vectorised NumPy on the CPU, the seed's original design.
 
 The core spec (seed 000) keeps ``N`` boards as NumPy arrays on the CPU and steps them
 together. This module plays exactly the rules of ``msjax.env`` (same actions, rewards,
 first-click mine placement, flood fill, flags, ``max_steps``, auto-reset of finished
-boards), so ``benchmarks/env_throughput.py`` can compare the two on the same work;
+boards), so ``benchmarks.env_throughput`` can compare the two on the same work;
 ``tests/test_conformance.py`` checks that it plays the same games as ``msjax.env``.
 
 It is written to be fast, not to lose: every operation works on the whole batch or on the

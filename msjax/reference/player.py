@@ -1,4 +1,4 @@
-"""The exact player: reveal every certainly safe cell, else make the best guess.
+"""The reference player: reveal every certainly safe cell, else make the best guess.
 
 After each move the view is analysed exactly (``analyse``); every cell whose mine
 probability is exactly 0 is revealed (all of them, then the view is analysed again). When
@@ -18,10 +18,10 @@ import dataclasses
 import numpy as np
 
 from msjax.checks import check_fields, ints, numbers
-from msjax.exact.analysis import Analysis, analyse, by_mines, combine
-from msjax.exact.board import Board
-from msjax.exact.enumeration import ComponentResult, Constraint, cached_solve, comb
-from msjax.exact.grid import neighbour_lists
+from msjax.reference.analysis import Analysis, analyse, by_mines, combine
+from msjax.reference.board import Board
+from msjax.reference.enumeration import ComponentResult, Constraint, cached_solve, comb
+from msjax.reference.grid import neighbour_lists
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,7 +30,7 @@ class ExactConfig:
 
     Attributes:
       max_nodes: search nodes allowed per component and enumeration method before the
-        local-estimate fallback (``msjax.exact.enumeration``).
+        local-estimate fallback (``msjax.reference.enumeration``).
       guess_tolerance: cells whose safety is at least ``(1 - guess_tolerance)`` times the
         best safety are guess candidates (0 = only the safest cells).
       lookahead_candidates: how many candidates (safest first) get the one-move lookahead;
@@ -73,7 +73,7 @@ class PlayStats:
 
 
 def first_click_cell(height: int, width: int, safe_neighbourhood: bool) -> int:
-    """The exact player's first click (row-major index).
+    """The reference player's first click (row-major index).
 
     Safe first click only: the corner (0, 0): a corner has the fewest neighbours, so it is
     most often a zero (Tu et al. 2017 show corner probes raise the win rate). Opening start
