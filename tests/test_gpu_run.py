@@ -120,7 +120,7 @@ def test_the_shipped_configs_are_sized_to_finish_before_the_guard_stops_them(nam
     changed = {line.split(":")[0] for line in config_lib.differences(shipped, sized)}
     assert changed <= {override.split("=")[0] for override in sized_plan["overrides"]}  # the recipe is kept
     assert sized.imitation.num_updates % sized.run.chunk_updates == 0  # no second compile for a short chunk
-    assert sized.ppo.total_updates % sized.run.chunk_updates == 0
+    assert sized.ppo.num_updates % sized.run.chunk_updates == 0
     assert sized_plan["startup_s"] + sized_plan["compile_s"] + sized_plan["updates_and_evals_s"] < sized_plan["stop_at_s"]
 
 
