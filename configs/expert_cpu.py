@@ -5,9 +5,9 @@ Derives from intermediate_cpu.py (small.py's labels and proof term, the second p
 3,000 imitation updates at half small.py's learning rate (1e-3), evaluated every 500.
 Time: about 1.5 hours for this stage alone on a 2-core CPU (5,464 s before the proof term,
 which adds nothing measurable per update), the chain about 2 hours.
-Reaches: 36.8% [33.9, 39.8] of its 1,000 final boards; 38.50% of 1,000 other boards,
-where its teacher, the rule solver, wins 52.10% (+13.60 [+10.47, +16.73] paired). The
-issue's target (40%) is not reached (docs/results/agents.md).
+Reaches: 36.2% [33.3, 39.2] of its 1,000 final boards (the run the package ships as
+``expert``; an earlier run 36.8%); 38.70% of 1,000 other boards, where its teacher, the rule
+solver, wins 52.10% (+13.40 [+10.21, +16.59] paired; docs/results/agents.md).
 
     python -m msjax.train --config configs/small_recycled.py     # -> runs/small_recycled
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
