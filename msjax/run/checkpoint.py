@@ -40,34 +40,20 @@ import orbax.checkpoint as ocp
 
 from msjax.run import config as config_lib
 from msjax.run import integrity
+from msjax.run.integrity import (
+    CheckpointError,
+    DamagedCheckpoint,
+    StateStructureMismatch,
+    check_intact,
+    check_matches,
+    missing_arrays,
+    renamed_digests,
+    stored_array,
+)
 from msjax.run import files as runfiles
 from msjax import stages as stages_lib
 
 WIN_RATE = "win_rate"
-
-RENAMED_ARRAYS = {"curriculum.level": "curriculum.stage"}
-"""Arrays of today's states whose checkpoints, written before a rename, store them under
-another name (today's name -> the stored one); a restore reads either."""
-
-
-def _stored(by_name: dict[str, Any], name: str) -> Any:
-    """The entry of ``by_name`` (a mapping of stored array names) for today's ``name``."""
-    return by_name[name] if name in by_name else by_name.get(RENAMED_ARRAYS.get(name, name))
-
-
-class CheckpointError(ValueError):
-    """A checkpoint is missing, damaged, or does not fit the requested run."""
-
-
-class StateStructureMismatch(CheckpointError):
-    """A checkpoint's arrays are intact but are not those of this run's state: another
-    optimizer, or a setting that changes the state's structure."""
-
-
-class DamagedCheckpoint(CheckpointError):
-    """A checkpoint's files are unreadable or differ from what was saved (another
-    checkpoint of the run may still be intact)."""
-
 
 @dataclasses.dataclass(frozen=True)
 class CheckpointInfo:
@@ -348,8 +334,8 @@ class Checkpoints:
                 f"checkpoint {self.path(step)} cannot be restored (damaged or incomplete files): "
                 f"{type(err).__name__}: {_first_line(err)}"
             ) from err
-        _check_matches(restored, abstract, self.path(step))
-        check_intact(restored, _renamed_digests(self._meta(step).get("digests")), self.path(step))
+        check_matches(restored, abstract, self.path(step))
+        check_intact(restored, renamed_digests(self._meta(step).get("digests")), self.path(step))
         if shardings is not None:
             return keys_from_data(restored, template)
         # Orbax returns arrays committed to a device; fresh states are uncommitted, and
@@ -376,7 +362,7 @@ class Checkpoints:
     def _restore_by_name(self, step: int, abstract: Any) -> Any:
         """The stored arrays, matched to ``abstract``'s leaves by name.
 
-        For checkpoints written before an array was renamed (``RENAMED_ARRAYS``), and
+        For checkpoints written before an array was renamed (``integrity.RENAMED_ARRAYS``), and
         before a state gained an optional field that is None in this run (``PPOState.curriculum``, ``EnvState.board`` without a board mix): the
         tree on disk lacks that field, which has no arrays, so Orbax's structure check
         fails although every array is there.
@@ -384,10 +370,10 @@ class Checkpoints:
         stored = self._manager.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore()))["state"]
         by_name = {integrity.leaf_name(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(stored)}
         names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(abstract)]
-        missing = [name for name in names if _stored(by_name, name) is None]
+        missing = [name for name in names if stored_array(by_name, name) is None]
         if missing:
             raise ValueError(f"arrays missing from the checkpoint: {', '.join(missing[:5])}")
-        return jax.tree.unflatten(jax.tree.structure(abstract), [_stored(by_name, name) for name in names])
+        return jax.tree.unflatten(jax.tree.structure(abstract), [stored_array(by_name, name) for name in names])
 
     def stored_arrays(self, step: int) -> dict[str, Any]:
         """``{array name: its metadata (shape, dtype)}`` of checkpoint ``step``'s state, read
@@ -416,7 +402,7 @@ class Checkpoints:
                 + " not in it (another optimizer, or a setting that shapes the state?)"
             )
         for path, want in jax.tree_util.tree_leaves_with_path(abstract):
-            got = _stored(on_disk, integrity.leaf_name(path))
+            got = stored_array(on_disk, integrity.leaf_name(path))
             if got is not None and (tuple(got.shape) != want.shape or got.dtype != want.dtype):
                 raise CheckpointError(
                     f"checkpoint {self.path(step)} cannot be restored into this run's state: "
@@ -427,14 +413,6 @@ class Checkpoints:
     def _require(self, step: int) -> None:
         if step not in self.steps:
             raise CheckpointError(f"no checkpoint {step} in {self.directory}; there are {self.steps}")
-
-
-def missing_arrays(stored: dict[str, Any], template: Any) -> list[str]:
-    """The names of ``template``'s arrays (a state, concrete or abstract) that are not among
-    ``stored`` (``Checkpoints.stored_arrays``), renamed arrays (``RENAMED_ARRAYS``) found
-    under either name."""
-    names = [integrity.leaf_name(path) for path, _ in jax.tree_util.tree_leaves_with_path(template)]
-    return [name for name in names if _stored(stored, name) is None]
 
 
 def _tracked(results: dict[str, Any]) -> dict[str, float]:
@@ -457,26 +435,10 @@ def unknown_config_fields(saved: dict[str, Any]) -> list[str]:
     return [name for name in unknown if name not in earlier]
 
 
-def _renamed_digests(digests: dict[str, str] | None) -> dict[str, str] | None:
-    """``digests`` (by stored name) with each renamed array's under today's name too."""
-    if digests is None:
-        return None
-    return {**digests, **{new: digests[old] for new, old in RENAMED_ARRAYS.items() if old in digests}}
-
-
 def _first_line(err: BaseException) -> str:
     """The first line of an error's text (TensorStore's run to dozens of lines)."""
     text = str(err).strip()
     return text.splitlines()[0][:300] if text else ""
-
-
-def check_intact(restored: Any, digests: dict[str, str] | None, path: Path) -> None:
-    """Raises ``DamagedCheckpoint`` naming the first array of ``restored`` (key data, no
-    typed keys) whose bytes differ from ``digests`` (recorded at save; None for
-    checkpoints saved before digests) or that holds NaN or infinity."""
-    damage = integrity.first_damage(restored, digests)
-    if damage is not None:
-        raise DamagedCheckpoint(f"checkpoint {path} is damaged: {damage}")
 
 
 Loaded = TypeVar("Loaded")
@@ -504,18 +466,6 @@ def newest_intact(
     raise DamagedCheckpoint(
         f"no intact checkpoint in {checkpoints.directory}: " + "; ".join(str(err) for err in damaged)
     )
-
-
-def _check_matches(restored: Any, abstract: Any, path: Path) -> None:
-    """Raises ``CheckpointError`` naming the first leaf whose structure, shape or dtype differs."""
-    if jax.tree.structure(restored) != jax.tree.structure(abstract):
-        raise CheckpointError(f"checkpoint {path} holds a differently structured state than this run")
-    for (where, got), want in zip(jax.tree_util.tree_leaves_with_path(restored), jax.tree.leaves(abstract)):
-        if got.shape != want.shape or got.dtype != want.dtype:
-            raise CheckpointError(
-                f"checkpoint {path}: {jax.tree_util.keystr(where)} is {got.dtype}{list(got.shape)}, "
-                f"this run expects {want.dtype}{list(want.shape)}"
-            )
 
 
 def check_compatible(saved: config_lib.ExperimentConfig, current: config_lib.ExperimentConfig) -> list[str]:

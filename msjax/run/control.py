@@ -33,6 +33,7 @@ from msjax.run import checkpoint as checkpoint_lib
 
 from msjax.run import agents as agents_lib
 from msjax.run import config as config_lib
+from msjax.run import integrity
 from msjax import distributed, models
 from msjax.run import files as runfiles
 from msjax.run.config import ExperimentConfig
@@ -255,7 +256,7 @@ def shaping_changes(stored: dict[str, Any], saved: ExperimentConfig, cfg: Experi
             reverted = dataclasses.replace(cfg, **{section: dataclasses.replace(getattr(cfg, section), **{field: saved_value})})
         except (ValueError, TypeError):  # not a valid config with that one setting as saved
             return False
-        return not checkpoint_lib.missing_arrays(stored, stage.spec.abstract_state(reverted))
+        return not integrity.missing_arrays(stored, stage.spec.abstract_state(reverted))
 
     culprits = [line for line in changed if shapes_alone(line)]
     if culprits:

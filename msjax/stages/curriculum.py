@@ -107,7 +107,7 @@ class CurriculumState:
     Attributes:
       level: int32[], the curriculum's level: the board being learnt (an index into
         ``env.boards``); checkpoints written before it was renamed store it as
-        ``curriculum.stage``, read as ``level`` (``checkpoint.RENAMED_ARRAYS``).
+        ``curriculum.stage``, read as ``level`` (``msjax.run.integrity.RENAMED_ARRAYS``).
       board_weights: float32[K], how new games pick their board.
       entered_at: int32[K], the PPO update at which each level began (-1: not yet).
     """
