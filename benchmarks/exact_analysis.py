@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from msjax.distributed import device_name
 from msjax.env import STANDARD_BOARDS
 
 
@@ -129,13 +130,6 @@ def collect(board: str, positions: int, seed: int, cache_dir: str, agent: str | 
     os.makedirs(cache_dir, exist_ok=True)
     np.savez_compressed(path, revealed=revealed, counts=counts)
     return revealed, counts, mines
-
-
-def device_name() -> str:
-    """``msjax.distributed.device_name`` (imported here, when asked: JAX starts with it)."""
-    from msjax import distributed
-
-    return distributed.device_name()
 
 
 def run_check(board, revealed, counts, mines, batch: int = 256) -> dict:

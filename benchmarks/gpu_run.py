@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchmarks import gpu_run_plan
+from msjax.distributed import device_name
 from msjax.run import config as config_lib
 from msjax.run import files as runfiles
 from msjax.cli.args import config_overrides, positive_float, positive_int
@@ -232,13 +233,6 @@ def write_curves(run_dir: Path, out: Path, errors: list[str], final: dict[str, A
                                    title=f"{run_dir.name}: its latest checkpoint, evaluated after the cut")
     except (ValueError, FileNotFoundError, ImportError) as err:
         errors.append(f"curves: {err}")
-
-
-def device_name() -> str:
-    """``msjax.distributed.device_name`` (starts JAX: only after training)."""
-    from msjax import distributed
-
-    return distributed.device_name()
 
 
 def write_summary(out: Path, summary: dict[str, Any]) -> None:
