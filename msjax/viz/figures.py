@@ -302,6 +302,9 @@ def plot_compute_curve(
     path: str | Path,
     title: str,
     starts: tuple[Any, Any] = ((), ()),
+    levels: Iterable[tuple[str, float]] = (),
+    peers: Iterable[tuple[str, float, float]] = (),
+    log_steps: bool = False,
 ) -> Path:
     """Saves a PNG of win rates (with their 95% band) against environment steps and
     against wall seconds, side by side.
@@ -316,10 +319,16 @@ def plot_compute_curve(
       title: the figure's title.
       starts: ``(env steps, wall seconds)``, each float[K]: where a stage begins, drawn
         as dashed vertical lines.
+      levels: ``(name, win rate)`` pairs drawn as labelled horizontal lines (a teacher's
+        or a solver's win rate on the same board) on both panels.
+      peers: ``(name, env steps, win rate)`` of other systems, marked on the env-steps
+        panel only (their wall seconds were spent on other machines).
+      log_steps: a logarithmic env-steps axis (points spread over orders of magnitude).
 
     Returns:
       The PNG's path.
     """
+    levels, peers = list(levels), list(peers)
     steps, wall = np.asarray(steps, np.float64), np.asarray(wall, np.float64)
     win, low, high = (np.asarray(v, np.float64) for v in (win, low, high))
     fig = _figure(figsize=(11, 4))
@@ -329,15 +338,29 @@ def plot_compute_curve(
             ax.axvline(start, color="gray", ls="--", lw=0.8)
         ax.plot(x, win, "o-", ms=3, color="black", label="greedy evaluation")
         ax.fill_between(x, low, high, color="gray", alpha=0.3, label="95% interval")
+        for (name, level), colour in zip(levels, _LEVEL_COLOURS):
+            ax.axhline(level, color=colour, ls=":", lw=1.2, label=name)
+        if ax is axes[0]:
+            for (name, peer_steps, peer_win), marker in zip(peers, "s^Dv"):
+                ax.plot([peer_steps], [peer_win], marker, color="tab:red", ms=6, label=name)
         ax.set_xlabel(label)
-        ax.set_xlim(left=0)  # the whole cost, from nothing spent
-        ax.set_ylim(-0.02, 1.02)
+        if ax is axes[0] and log_steps:
+            ax.set_xscale("log")
+        else:
+            ax.set_xlim(left=0)  # the whole cost, from nothing spent
+        zoom = [*win, *low, *high, *(level for _, level in levels), *(w for *_, w in peers)]
+        ax.set_ylim(*((-0.02, 1.02) if not (levels or peers) else (max(0.0, min(zoom) - 0.03), min(1.0, max(zoom) + 0.03))))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    axes[0].ticklabel_format(axis="x", style="sci", scilimits=(0, 0))  # env steps: 1e5, not 100000
+    if not log_steps:
+        axes[0].ticklabel_format(axis="x", style="sci", scilimits=(0, 0))  # env steps: 1e5, not 100000
     axes[0].set_ylabel("win rate")
     fig.suptitle(title)
     return _save(fig, path)
+
+
+_LEVEL_COLOURS = ("tab:blue", "tab:green", "tab:purple", "tab:orange")
+"""The horizontal lines' colours, in the order ``plot_compute_curve``'s ``levels`` come."""
 
 
 def _stage_changes(rows: list[dict[str, Any]]) -> list[int]:

@@ -1,0 +1,67 @@
+"""``python -m benchmarks.scaling_curve``: each chain's final agent on the same boards, at the
+chain's whole compute, paired with the first (run as the command)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tiny_runs import saved_run
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def scaling_curve(*argv: str) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.scaling_curve ARGV`` from the repository's root."""
+    return subprocess.run([sys.executable, "-m", "benchmarks.scaling_curve", *argv], cwd=REPO, capture_output=True,
+                          text=True)
+
+
+def metrics(run_dir, rows):
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_each_chain_is_one_point_at_its_whole_cost_and_saved_rows_are_reused(tmp_path):
+    pytest.importorskip("matplotlib")
+    start = saved_run(tmp_path / "start", steps=(2,))
+    metrics(start, [{"kind": "train", "update": 2, "env_steps": 20, "wall_s": 9.0},
+                    {"kind": "eval", "update": 2, "env_steps": 20, "wall_s": 12.0}])
+    short = saved_run(tmp_path / "short", steps=(1,))
+    metrics(short, [{"kind": "train", "update": 1, "env_steps": 4, "wall_s": 2.0}])
+    long = saved_run(tmp_path / "long", steps=(3,))
+    metrics(long, [{"kind": "train", "update": 3, "env_steps": 12, "wall_s": 6.0}])
+    won = np.array([True, False, True, True, False, False])  # the long chain's row, as msjax paired saves it
+    saved = tmp_path / "rows.npz"
+    np.savez(saved, wins=won[None], rows=np.array([str(long)]), board="4x4x2", seed=2, rule="opening")
+    png = tmp_path / "curve.png"
+    done = scaling_curve("--chain", f"1x={start},{short}", "--chain", f"2x={start},{long}", "--games", "6",
+                         "--batch", "3", "--seed", "2", "--saved", str(saved), "--level", "teacher=0.5",
+                         "--peer", "peer=0.6@1e3", "-o", str(png))
+    assert done.returncode == 0, done.stderr[-3000:]
+    points = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [(p["label"], p["env_steps"], p["wall_s"]) for p in points] == [("1x", 24, 14.0), ("2x", 32, 18.0)]
+    assert points[1]["win_rate"] == pytest.approx(0.5)  # the saved row, not played again
+    assert points[0]["vs_first"][0] == 0.0
+    assert points[1]["vs_first"][0] == pytest.approx(0.5 - points[0]["win_rate"])
+    assert all(p["board"] == "4x4x2" and p["games"] == 6 for p in points)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("flag", [["--peer", "peer=0.6"], ["--level", "teacher"], ["--games", "1"]])
+def test_bad_arguments_are_refused(tmp_path, flag):
+    run = saved_run(tmp_path / "run", steps=(1,))
+    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    done = scaling_curve("--chain", f"1x={run}", *flag, "-o", str(tmp_path / "c.png"))
+    assert done.returncode == 2 and "error:" in done.stderr, done.stderr[-3000:]
+
+
+def test_saved_rows_of_other_boards_are_refused(tmp_path):
+    run = saved_run(tmp_path / "run", steps=(1,))
+    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    saved = tmp_path / "rows.npz"
+    np.savez(saved, wins=np.ones((1, 4), bool), rows=np.array([str(run)]), board="4x4x2", seed=9, rule="opening")
+    done = scaling_curve("--chain", f"1x={run}", "--games", "4", "--seed", "2", "--saved", str(saved),
+                         "-o", str(tmp_path / "c.png"))
+    assert done.returncode == 2 and "seed" in done.stderr.strip().splitlines()[-1], done.stderr[-3000:]
