@@ -98,6 +98,11 @@ class NetworkSearch:
         """The game it plays (its agent's)."""
         return self.agent.env_cfg
 
+    def for_board(self, env_cfg: ms_env.EnvConfig) -> NetworkSearch:
+        """The same player on ``env_cfg`` (its agent's ``for_board``: the same observation
+        channels)."""
+        return self.replace(agent=self.agent.for_board(env_cfg))
+
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
         """int32[]: the move on one board."""
         key = jax.random.key(0) if key is None else key
