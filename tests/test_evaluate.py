@@ -231,6 +231,23 @@ def test_cli_numbers_out_of_range_are_one_line_naming_the_flag_and_range(argv, m
     assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--solver", "--search", "4,16,safe"], "--search asks an agent's network: the solver has none"),
+        (["--agent", "beginner", "--lookahead", "4,16,safe", "--search", "4,16,safe"],
+         "--lookahead and --search each put a search on the agent: give one of them"),
+        (["--agent", "beginner", "--search", "0,16,safe"], "--search: '0,16,safe': SIMS=0 must be in [1, 32]"),
+    ],
+)
+def test_cli_search_is_for_an_agent_alone(argv, message, capsys):
+    from msjax.cli import evaluate as evaluate_cli
+
+    assert evaluate_cli.main([*argv, "--episodes", "2"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
 def test_cli_refuses_games_whose_results_do_not_fit_the_host_before_playing(monkeypatch, capsys):
     from msjax.cli import evaluate as evaluate_cli
 

@@ -182,3 +182,23 @@ def test_the_paired_row_counts_the_discordant_boards_and_their_difference():
     row = paired_row(baseline, other)
     assert (row["both"], row["baseline_only"], row["device_only"], row["neither"]) == (2, 1, 2, 0)
     assert row["difference"] == pytest.approx(0.2) and row["difference_ci"][0] < 0.2 < row["difference_ci"][1]
+
+
+def test_look_ahead_and_search_rows_follow_their_agent_on_the_same_boards(tmp_path, capsys):
+    run = str(saved_run(tmp_path / "run"))
+    paired_cli.main([run, "--lookahead", "2,2,safe", "--search", "2,2,safe", "--games", "4", "--batch", "4", "--seed", "3"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [row["agent"] for row in rows] == [run, f"{run} +lookahead 2,2,safe", f"{run} +search 2,2,safe"]
+    assert all(row["games"] == 4 for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [("33,16,safe", "SIMS=33 must be in [1, 32]"), ("4,0,value", "N=0 must be >= 1"), ("4,16", "must be SIMS,N,LEAF")],
+)
+def test_a_bad_search_spec_is_one_argparse_line(capsys, spec, message):
+    with pytest.raises(SystemExit) as exit_info:
+        paired_cli.main(["--solver", "rules", "--search", spec])
+    assert exit_info.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("python -m msjax paired: error: argument --search: ") and message in last

@@ -9,7 +9,7 @@ import ast
 import dataclasses
 
 __all__ = [
-    "at_least_two", "config_overrides", "int_in", "lookahead", "non_negative_int", "positive_int", "positive_float", "seed",
+    "at_least_two", "config_overrides", "int_in", "lookahead", "non_negative_int", "positive_int", "positive_float", "search_spec", "seed",
     "solver_fields", "MAX_SEED",
 ]
 
@@ -73,6 +73,22 @@ def lookahead(text: str) -> tuple[int, int, str]:
     if candidates < 1 or samples < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: K and N must be >= 1")
     return candidates, samples, parts[2]
+
+
+def search_spec(text: str) -> tuple[int, int, str]:
+    """argparse type: ``SIMS,N,LEAF`` (``search.network_search``'s simulations, 1 to 32,
+    drawn layouts and leaf value: ``value`` or ``safe``), e.g. ``8,16,value``."""
+    from msjax.search.network_search import MAX_SIMULATIONS
+
+    parts = text.split(",")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be SIMS,N,LEAF: two integers and value or safe (e.g. 8,16,value)")
+    simulations, samples = int(parts[0]), int(parts[1])
+    if not 1 <= simulations <= MAX_SIMULATIONS:
+        raise argparse.ArgumentTypeError(f"{text!r}: SIMS={simulations} must be in [1, {MAX_SIMULATIONS}]")
+    if samples < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: N={samples} must be >= 1")
+    return simulations, samples, parts[2]
 
 
 def solver_fields(text: str) -> dict:

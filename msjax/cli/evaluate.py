@@ -5,6 +5,7 @@ Usage::
 
     python -m msjax evaluate (--agent runs/NAME|NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
                              [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
+                             [--lookahead K,N,LEAF | --search SIMS,N,LEAF]
 
 Progress (games done, rate, time left) goes to stderr: a bar on a terminal, elsewhere a
 plain line as each batch ends (at most one every ten seconds); the figures go to stdout.
@@ -31,7 +32,7 @@ from msjax import env as ms_env
 from msjax.run import memory as memory_lib
 from msjax.run import log as runlog
 from msjax import search
-from msjax.cli.args import int_in, lookahead, positive_int
+from msjax.cli.args import int_in, lookahead, positive_int, search_spec
 from msjax.cli.args import seed as seed_type
 from msjax.env import board_config
 from msjax.evaluate import MAX_GAMES
@@ -93,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
         "on N drawn layouts (search.policy_lookahead), e.g. 4,16,value",
     )
     parser.add_argument(
+        "--search", type=search_spec, metavar="SIMS,N,LEAF",
+        help="the agent searches its guesses: a proved-safe reveal without search, else Gumbel AlphaZero's root over "
+        "its reveals with SIMS simulations (1 to 32), each click worth its exact chance to be safe times the mean "
+        "value (LEAF: value, the value head; safe, 1) of the views it leads to on N drawn layouts "
+        "(search.network_search), e.g. 8,16,value",
+    )
+    parser.add_argument(
         "--loss-causes", action="store_true",
         help="judge every move by the exact probabilities: where the games were lost (a missed proof, a proven "
         "mine, a guess worse than the exact minimum, a best guess); an exact analysis per move",
@@ -143,9 +151,12 @@ def _load_player(args: argparse.Namespace):
     from msjax.run.checkpoint import CheckpointError
 
     try:
-        if args.solver and (args.symmetric or args.proofs or args.lookahead):
-            flag = "--symmetric averages" if args.symmetric else "--proofs guides" if args.proofs else "--lookahead guides"
+        if args.solver and (args.symmetric or args.proofs or args.lookahead or args.search):
+            flag = ("--symmetric averages" if args.symmetric else "--proofs guides" if args.proofs
+                    else "--lookahead guides" if args.lookahead else "--search asks")
             raise UsageError(f"{flag} an agent's network: the solver has none (use --agent RUN)")
+        if args.lookahead and args.search:
+            raise UsageError("--lookahead and --search each put a search on the agent: give one of them")
         if args.solver:
             cfg = board_config(args.board, args.safe_first_click)
             return agent_lib.SolverAgent(cfg), cfg, "solver"
@@ -158,6 +169,8 @@ def _load_player(args: argparse.Namespace):
             agent, name = agent.with_proofs(args.proofs), f"{name} (with the {args.proofs} proofs)"
         if args.lookahead:
             agent, name = search.policy_lookahead(agent, *args.lookahead), f"{name} (looking ahead: {args.lookahead})"
+        if args.search:
+            agent, name = search.network_search(agent, *args.search), f"{name} (searching: {args.search})"
         return agent, cfg, name
     except (ValueError, OSError, CheckpointError) as error:  # bad board, missing run
         raise UsageError(str(error).splitlines()[0]) from error
@@ -243,7 +256,8 @@ def check_batch_memory(lowered: Any, args: argparse.Namespace, batch_size: int) 
     if fit >= 1:
         advice = f"about {fit} games fit: use --batch-size {fit} or fewer"
     else:
-        advice = "not even one game fits" + (": lower --lookahead's N (layouts per candidate)" if args.lookahead else "")
+        advice = "not even one game fits" + (": lower --lookahead's N (layouts per candidate)" if args.lookahead
+                                          else ": lower --search's N (layouts per view)" if args.search else "")
     raise UsageError(
         f"--batch-size {batch_size}: a batch of {batch_size} games needs {_size(need)} of {where} memory (XLA's "
         f"estimate) and the {where} has {_size(limit)}: {advice}"

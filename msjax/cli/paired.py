@@ -17,6 +17,13 @@ valued by ``value`` or ``safe``):
 
     python -m msjax paired runs/small --lookahead 4,16,safe --lookahead 4,16,value
 
+``--search SIMS,N,LEAF`` (repeatable) adds, after each agent, the agent searching its guesses
+(``search.network_search``: Gumbel AlphaZero's root with ``SIMS`` simulations, 1 to 32, each
+click worth its exact chance to be safe times the mean leaf value, ``value`` or ``safe``, of
+the views it leads to on ``N`` drawn layouts):
+
+    python -m msjax paired beginner --search 4,16,safe --search 8,16,safe --games 1000 --seed 7
+
 ``--symmetric`` adds, after each agent, the agent with its outputs averaged over the board's
 symmetries (``Agent.symmetrised``: 8 on a square board, 4 on a rectangle).
 
@@ -82,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch", type=cli_args.positive_int, default=1000, help="games stepped together")
     parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
                         help="also each agent with this look-ahead on top (repeatable)")
+    parser.add_argument("--search", action="append", default=[], metavar="SIMS,N,LEAF", type=cli_args.search_spec,
+                        help="also each agent searching its guesses (Gumbel root, SIMS simulations; repeatable)")
     parser.add_argument("--symmetric", action="store_true",
                         help="also each agent averaged over the board's symmetries")
     parser.add_argument("--solver", action="append", default=[], choices=("rules", "exact"),
@@ -133,6 +142,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 players.append((f"{path} +lookahead {','.join(map(str, spec))}", search.policy_lookahead(agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)), *spec)))
             except ValueError as error:  # more candidates than cells
                 parser.error(f"--lookahead: {error}")
+        for spec in args.search:
+            try:
+                players.append((f"{path} +search {','.join(map(str, spec))}", search.network_search(agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)), *spec)))
+            except ValueError as error:  # an agent with proofs or a board mix
+                parser.error(f"--search: {error}")
     for probabilities in args.solver:
         players.append((f"solver {probabilities}",
                         SolverAgent(env_cfg, SolverConfig(probabilities="bp" if probabilities == "rules" else "exact"))))

@@ -20,7 +20,7 @@ from flax import struct
 
 from msjax import env as ms_env
 from msjax import models
-from msjax.search.sample import sample_layouts
+from msjax.search.leaves import check_search_agent, clicked_views, draw_layouts, mean_over_safe_draws, network_values
 from msjax.solver import ExactLimits, exact_analysis
 from msjax.solver.grid import in_chunks
 
@@ -54,6 +54,11 @@ class PolicyLookahead:
         """The game it plays (its agent's)."""
         return self.agent.env_cfg
 
+    def for_board(self, env_cfg: ms_env.EnvConfig) -> PolicyLookahead:
+        """The same player on ``env_cfg`` (its agent's ``for_board``: the same observation
+        channels)."""
+        return self.replace(agent=self.agent.for_board(env_cfg))
+
     def act(self, state: ms_env.EnvState, key: jax.Array | None = None) -> jax.Array:
         """int32[]: the move on one board."""
         key = jax.random.key(0) if key is None else key
@@ -84,10 +89,7 @@ def policy_lookahead(
         raise ValueError(f"samples={samples!r} must be an int >= 1")
     if leaf not in LEAVES:
         raise ValueError(f"leaf={leaf!r} must be one of {LEAVES}")
-    if agent.proofs != "off" or not agent.greedy or agent.env_cfg.boards:
-        raise ValueError("the look-ahead plays a greedy agent without proofs on one board size")
-    if agent.carries_beliefs:
-        raise ValueError("the look-ahead does not carry beliefs over moves (model.carry_beliefs)")
+    check_search_agent(agent, "the look-ahead")
     return PolicyLookahead(agent, candidates, samples, leaf, limits)
 
 
@@ -139,21 +141,6 @@ def _mean_leaf_values(player: PolicyLookahead, inputs) -> jax.Array:
     (``lookahead_actions``), for a chunk of ``C`` views."""
     states, cells, keys = inputs
     agent = player.agent
-    env_cfg = agent.env_cfg
-    draw = lambda key, *view: sample_layouts(key, *(x[None] for x in view), player.samples, player.limits)
-    layouts = jax.tree.map(lambda x: x[:, 0], jax.vmap(draw)(keys, states.revealed, states.counts, states.mine_count))
-
-    def click(state, mine_mask, cell):
-        placed = ms_env.from_mines(mine_mask, env_cfg)
-        child = state.replace(mine_mask=placed.mine_mask, counts=placed.counts)
-        child, _, _, info = ms_env.step(child, ms_env.encode_action(cell, False, env_cfg), env_cfg)
-        return ms_env.observe(child, env_cfg), info["lost"], info["won"]
-
-    on_layouts = jax.vmap(click, in_axes=(None, 0, None))  # [N]
-    on_candidates = jax.vmap(on_layouts, in_axes=(None, None, 0))  # [K, N]
-    obs, lost, won = jax.vmap(on_candidates)(states, layouts.mines, cells)  # [C, K, N, ...]
-    _, values, _ = models.apply_network(agent.params, agent.model_cfg, obs.reshape((-1,) + obs.shape[3:]), agent.symmetric)
-    leaf = jnp.where(won, 1.0, values.reshape(won.shape))
-    safe_draws = jnp.sum(~lost, axis=2)
-    mean = jnp.sum(jnp.where(lost, 0.0, leaf), axis=2) / jnp.maximum(safe_draws, 1)
-    return jnp.where((safe_draws > 0) & layouts.exact[:, None], mean, 1.0)
+    layouts = draw_layouts(keys, states, player.samples, player.limits)
+    children, lost, won = clicked_views(states, layouts.mines, cells, agent.env_cfg)  # [C, K, N]
+    return mean_over_safe_draws(network_values(agent, agent.params, children), lost, won, layouts.exact)
