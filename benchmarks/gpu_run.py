@@ -33,9 +33,10 @@ ran at, the plan). Each is written as soon as it exists, the summary first and a
 the end, so a call killed at its limit still brings back what there was. The run
 directory (``--workdir``, default ``runs/gpu_run/CONFIG-TIME``) stays behind.
 
-On the device machine, whose image lacks distrax and tfp-nightly (their wheels and those
-of decorator, dm-tree and gast carried in ``.whl``; tensorboardX is not needed: the plan
-turns TensorBoard off)::
+On the device machine, whose image lacks distrax, tfp-nightly and mctx (their wheels and
+those of decorator, dm-tree and gast carried in ``.whl``, fetched here with ``pip download
+--no-deps -d .whl distrax tfp-nightly mctx decorator dm-tree gast``; tensorboardX is not
+needed: the plan turns TensorBoard off)::
 
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
     PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 python3 -m benchmarks.gpu_run --config intermediate --out $OUT
