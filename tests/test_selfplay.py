@@ -7,6 +7,7 @@ chunk, so the module pays for that compilation once.
 """
 
 import contextlib
+import dataclasses
 import io
 import json
 
@@ -301,3 +302,17 @@ def test_a_selfplay_chunk_that_cannot_fit_stops_before_its_first_update_naming_t
     with pytest.raises(memory.DoesNotFit, match=match):
         train.train(cfg, tmp_path, resume=False)
     assert not (tmp_path / "metrics.jsonl").exists()
+
+
+def test_micro_batches_give_the_update_of_the_whole_batch():
+    cfg = selfplay.SelfPlayConfig(enabled=True, num_envs=8, steps_per_update=2, simulations=2, samples=2, exact_states=64)
+    results = []
+    for microbatch_size in (0, 4):  # 4 also divides num_envs: the bootstrap pass in micro-batches too
+        sp_cfg = dataclasses.replace(cfg, microbatch_size=microbatch_size)
+        state = selfplay.init_selfplay_state(jax.random.key(1), TRAIN_ENV, TRAIN_MODEL, sp_cfg)
+        results.append(jax.device_get(selfplay.make_selfplay_chunk(TRAIN_ENV, TRAIN_MODEL, sp_cfg, 1)(state)))
+    (whole, whole_metrics), (parts, parts_metrics) = results
+    for got, want in zip(jax.tree.leaves(parts.params), jax.tree.leaves(whole.params)):
+        np.testing.assert_allclose(got, want, atol=0.1 * cfg.lr)  # Adam's steps agree to a tenth of one
+    for name in ("loss", "policy_ce", "move_ce", "value_loss", "mine_bce", "grad_norm"):
+        np.testing.assert_allclose(parts_metrics[name], whole_metrics[name], rtol=1e-4, err_msg=name)
