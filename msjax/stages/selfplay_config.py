@@ -37,9 +37,11 @@ class SelfPlayConfig(StageConfig):
       simulations: the search's root budget, the clicks considered per guess (1..32;
         ``search.network_search``).
       samples: layouts drawn per guess view that every considered click is played on, >= 1.
-      leaf: what a view after a click is worth to the search: ``"value"``, the value head
-        (the one this stage trains), or ``"safe"``, 1 (a click worth its exact chance to
-        be safe: the search without the value head).
+      leaf: what a view after a click is worth to the search: ``"safe"`` (the default), 1,
+        so a click is worth its exact chance to be safe (the search without the value
+        head), or ``"value"``, the value head, which this stage trains: the imitation
+        leaves it untrained, so it can guide the search only from a network whose value
+        head self-play (or PPO) has trained.
       gumbel_scale: the Gumbel noise of the root's choice, >= 0: 1 (the default) is Gumbel
         AlphaZero's self-play, sampling the move played among the considered clicks; 0 plays
         the search's best.
@@ -71,7 +73,7 @@ class SelfPlayConfig(StageConfig):
     lr: float = 1e-4
     simulations: int = 8
     samples: int = 16
-    leaf: str = "value"
+    leaf: str = "safe"
     gumbel_scale: float = 1.0
     value_scale: float = 0.1
     exact_states: int = 0
