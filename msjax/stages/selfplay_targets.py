@@ -91,7 +91,8 @@ def outcomes(won: jax.Array, done: jax.Array, last_value: jax.Array) -> jax.Arra
     """float32[T, N]: each state's value target, the outcome of its game.
 
     Args:
-      won, done: bool[T, N], the game was won, ended, at this step (a finished game restarts);
+      won: bool[T, N], the game was won at this step.
+      done: bool[T, N], the game ended at this step (a finished game restarts).
       last_value: float32[N], the value head on each game after the rollout (clipped to
         [0, 1] here), the outcome of the games still in play.
 
