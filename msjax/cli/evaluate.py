@@ -122,8 +122,9 @@ def mine_head_trained(agent: Any) -> bool:
     if config is None:
         return True
     weights = [config.ppo.aux_mine_weight]
-    if config.imitation.enabled:
-        weights.append(config.imitation.aux_mine_weight)
+    for section in (config.imitation, config.selfplay):
+        if section.enabled:
+            weights.append(section.aux_mine_weight)
     return any(w > 0 for w in weights)
 
 

@@ -2,8 +2,8 @@
 from the command line.
 
 An ``ExperimentConfig`` groups one frozen dataclass per concern (``env``, ``model``,
-``ppo``, ``imitation``, ``run``, ``curriculum``); each section validates itself when
-built, so a bad value fails with a ``ValueError`` that names the field. A config file is a Python module
+``ppo``, ``imitation``, ``selfplay``, ``run``, ``curriculum``); each section validates
+itself when built, so a bad value fails with a ``ValueError`` that names the field. A config file is a Python module
 whose ``get_config()`` returns an ``ExperimentConfig`` (the Flax examples' convention).
 Overrides such as ``ppo.lr=1e-4`` or ``model.channels=(32,32)`` are parsed to the
 field's declared type and applied with ``dataclasses.replace``, so they are validated
@@ -29,6 +29,7 @@ from msjax.env import EnvConfig
 from msjax.stages.imitation import ImitationConfig
 from msjax.models import ModelConfig
 from msjax.stages.ppo import PPOConfig
+from msjax.stages.selfplay import SelfPlayConfig
 
 CONFIGS_DIR = Path(__file__).resolve().parents[2] / "configs"
 
@@ -54,7 +55,7 @@ class RunConfig:
       tensorboard: also write TensorBoard event files under ``workdir/tb``.
       progress_bar: show a tqdm progress bar.
       num_devices: devices the training stages run on, data-parallel (0 = all devices of
-        every process); ``ppo.num_envs`` and ``imitation.num_envs`` must divide by it.
+        every process); each enabled stage's ``num_envs`` must divide by it.
       device_memory_gib: device memory each compiled chunk must fit in, GiB, checked
         before the first update (``msjax.run.memory.check_fits``); 0 = what the device says
         it has (``memory_stats()``: accelerators only, no check on the CPU), >= 0.
@@ -93,7 +94,7 @@ class RunConfig:
 
 @dataclasses.dataclass(frozen=True)
 class ExperimentConfig:
-    """One experiment: the game, the network, both training stages and the run.
+    """One experiment: the game, the network, the training stages and the run.
 
     Frozen and hashable (every field is), so sections pass to jitted code as static
     arguments.
@@ -103,6 +104,7 @@ class ExperimentConfig:
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
     imitation: ImitationConfig = ImitationConfig()
+    selfplay: SelfPlayConfig = SelfPlayConfig()
     run: RunConfig = RunConfig()
     curriculum: CurriculumConfig = CurriculumConfig()
 
@@ -115,11 +117,23 @@ class ExperimentConfig:
                 )
         validate_with_env(self.curriculum, self.env)
         if not self.ppo.enabled:
-            if not self.imitation.enabled:
-                raise ValueError("ppo.enabled=False needs imitation.enabled=True: a run plays at least one stage")
+            if not (self.imitation.enabled or self.selfplay.enabled):
+                raise ValueError(
+                    "ppo.enabled=False needs imitation.enabled=True or selfplay.enabled=True: a run plays at least "
+                    "one stage"
+                )
             if self.curriculum.enabled:
                 raise ValueError("ppo.enabled=False with curriculum.enabled=True: only the PPO stage plays a curriculum")
+        if self.selfplay.enabled and self.env.boards:
+            raise ValueError(
+                "selfplay.enabled=True needs env.boards=() (one board size): the network search reads whole boards"
+            )
         if self.model.carry_beliefs:
+            if self.selfplay.enabled:
+                raise ValueError(
+                    "model.carry_beliefs=True needs selfplay.enabled=False: the network search plays each move from "
+                    "a zero prior"
+                )
             if self.ppo.enabled:
                 raise ValueError(
                     "model.carry_beliefs=True needs ppo.enabled=False: the PPO stage plays each move from a zero prior"

@@ -2,7 +2,8 @@
 between chunks (``python -m msjax.train`` is its command line, ``msjax.cli.train``).
 
 A run plays the stages of ``msjax.stages.run_stages`` in order: imitation of the rule
-solver (when enabled), then PPO initialised from its parameters. Each stage runs as
+solver, self-play with search targets and PPO (each when enabled), each initialised from
+its predecessor's parameters. Each stage runs as
 jitted chunks of ``run.chunk_updates`` updates; this module sees only the chunk
 boundaries, where it logs the per-update metrics (``msjax.run.log``: ``metrics.jsonl``
 and TensorBoard), saves Orbax checkpoints, then evaluates the greedy policy on fresh

@@ -1,10 +1,10 @@
-"""The training stages: one module per stage (``imitation``, ``ppo``), each defining its
-``StageSpec``; ``registry`` lists them in the order a run plays them; ``batchplay`` holds
-what both do when they play a batch of games and learn from it; ``curriculum`` holds the
-curriculum levels that the PPO stage plays through; ``spec`` the shared config fields of a
-stage (``StageConfig``) and the stage object (``StageSpec``)."""
+"""The training stages: one module per stage (``imitation``, ``selfplay``, ``ppo``), each
+defining its ``StageSpec``; ``registry`` lists them in the order a run plays them;
+``batchplay`` holds what they do when they play a batch of games and learn from it;
+``curriculum`` holds the curriculum levels that the PPO stage plays through; ``spec`` the
+shared config fields of a stage (``StageConfig``) and the stage object (``StageSpec``)."""
 
-from msjax.stages import batchplay, curriculum, imitation, ppo, registry
+from msjax.stages import batchplay, curriculum, imitation, ppo, registry, selfplay
 from msjax.stages.registry import STAGES, run_stages, stage_keys, stage_named
 from msjax.stages.spec import StageConfig, StageSpec
 
@@ -18,6 +18,7 @@ __all__ = [
     "ppo",
     "registry",
     "run_stages",
+    "selfplay",
     "stage_keys",
     "stage_named",
 ]
