@@ -7,8 +7,8 @@ checkpoint), its cost the sum of every run's env steps and wall seconds (``metri
 last row, the final evaluation included). Every point plays the same ``--games`` boards of
 ``--board`` greedily with its own first click (``msjax.evaluate.paired.agent_wins``), so the
 points are paired: each is also given as a difference to the first with its 95% interval.
-``--saved FILE.npz`` reuses rows that ``msjax paired --save`` wrote on the same boards (a row
-whose name is the last run's path) instead of playing them again. ``--level NAME=WIN``
+``--saved FILE.npz`` (repeatable) reuses rows that ``msjax paired --save`` wrote on the same
+boards (a row whose name is the last run's path) instead of playing them again. ``--level NAME=WIN``
 draws a horizontal line (a teacher's or a solver's win rate on the board, measured
 elsewhere) and ``--peer NAME=WIN@STEPS`` marks another system's published point on the
 env-steps panel.
@@ -66,14 +66,13 @@ def chain_cost(runs: list[Path]) -> tuple[float, float]:
     return steps, wall
 
 
-def saved_row(saved: dict[str, np.ndarray] | None, run: Path) -> np.ndarray | None:
-    """bool[games]: the row of ``saved`` (``msjax.evaluate.paired.load_saved``) whose name
-    is ``run``'s path (resolved), or None."""
-    if saved is None:
-        return None
-    for name, wins in zip(saved["rows"], saved["wins"]):
-        if Path(str(name)).resolve() == run.resolve():
-            return np.asarray(wins, bool)
+def saved_row(saved: list[dict[str, np.ndarray]], run: Path) -> np.ndarray | None:
+    """bool[games]: the first row of the files ``saved`` (``msjax.evaluate.paired.load_saved``
+    each) whose name is ``run``'s path (resolved), or None."""
+    for rows in saved:
+        for name, wins in zip(rows["rows"], rows["wins"]):
+            if Path(str(name)).resolve() == run.resolve():
+                return np.asarray(wins, bool)
     return None
 
 
@@ -95,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--games", type=cli_args.at_least_two, default=2000, help="boards, each played by every point")
     parser.add_argument("--seed", type=cli_args.seed, default=7, help="picks the boards")
     parser.add_argument("--batch", type=cli_args.positive_int, default=500, help="games stepped together")
-    parser.add_argument("--saved", metavar="FILE.npz", help="rows saved by msjax paired --save on the same boards")
+    parser.add_argument("--saved", action="append", default=[], metavar="FILE.npz",
+                        help="rows saved by msjax paired --save on the same boards (repeatable)")
     parser.add_argument("--level", action="append", default=[], type=labelled, metavar="NAME=WIN",
                         help="a horizontal line: another player's win rate on the board (repeatable)")
     parser.add_argument("--peer", action="append", default=[], type=peer_point, metavar="NAME=WIN@STEPS",
@@ -122,15 +122,16 @@ def main(argv: list[str] | None = None) -> None:
     except (OSError, ValueError) as error:
         parser.error(str(error))
     board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))
-    saved = None
-    if args.saved:
+    saved = []
+    for path in args.saved:
         try:
-            saved = load_saved(args.saved, ("wins", "rows"))
-            check_same_boards(saved, boards_played(env_cfg, args.seed))
+            rows = load_saved(path, ("wins", "rows"))
+            check_same_boards(rows, boards_played(env_cfg, args.seed))
         except ValueError as error:
-            parser.error(f"--saved {args.saved}: {error}")
-        if saved["wins"].shape[1] != args.games:
-            parser.error(f"--saved {args.saved}: {saved['wins'].shape[1]} boards, --games {args.games}")
+            parser.error(f"--saved {path}: {error}")
+        if rows["wins"].shape[1] != args.games:
+            parser.error(f"--saved {path}: {rows['wins'].shape[1]} boards, --games {args.games}")
+        saved.append(rows)
 
     device, points, outcomes = device_name(), [], []
     for (label, runs), (env_steps, wall_s) in zip(chains, costs):
