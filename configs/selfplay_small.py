@@ -13,6 +13,9 @@ cannot yet guide the search; this stage trains it, so a run from this one can se
 Time: about 4 minutes on a 2-core CPU shared with another run (248 s, 2026-12-06, compile and
 the 2,000-game final evaluation included): 60 updates of 2,048 moves.
 
+Reaches: not yet its start's level (the network alone after it against the beginner agent,
+paired on 10,000 boards): docs/experiments/094-a-search-that-asks-the-network-and-self-play-from-it.md.
+
     python -m msjax.train --config configs/selfplay_small.py     # -> runs/selfplay_small
 """
 
