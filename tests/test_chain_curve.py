@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tiny_runs import saved_run
+from tiny_runs import saved_run, write_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -19,21 +19,17 @@ def chain_curve(*argv: str) -> subprocess.CompletedProcess:
                           text=True)
 
 
-def metrics(run_dir, rows):
-    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-
-
 def test_each_checkpoint_stands_at_the_chain_s_steps_and_seconds(tmp_path):
     pytest.importorskip("matplotlib")
     first = saved_run(tmp_path / "first", steps=(1, 2))
-    metrics(first, [
+    write_metrics(first, [
         {"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0},
         {"kind": "eval", "update": 1, "env_steps": 10, "wall_s": 7.0},
         {"kind": "train", "update": 2, "env_steps": 20, "wall_s": 9.0},
         {"kind": "eval", "update": 2, "env_steps": 20, "wall_s": 12.0},  # the final evaluation
     ])  # fmt: skip
     second = saved_run(tmp_path / "second", steps=(1, 3))
-    metrics(second, [{"kind": "train", "update": 1, "env_steps": 4, "wall_s": 2.0},
+    write_metrics(second, [{"kind": "train", "update": 1, "env_steps": 4, "wall_s": 2.0},
                      {"kind": "train", "update": 3, "env_steps": 12, "wall_s": 6.0}])
     png, saved = tmp_path / "curve.png", tmp_path / "rows.npz"
     done = chain_curve(str(first / "checkpoints" / "2"), str(second), "--games", "6", "--batch", "3", "--seed", "2",
@@ -53,7 +49,7 @@ def test_each_checkpoint_stands_at_the_chain_s_steps_and_seconds(tmp_path):
 
 def test_a_checkpoint_without_its_metrics_row_is_refused(tmp_path):
     run = saved_run(tmp_path / "run", steps=(2,))
-    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    write_metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
     done = chain_curve(str(run), "--games", "2", "-o", str(tmp_path / "c.png"))
     assert done.returncode == 2 and "update 2" in done.stderr.strip().splitlines()[-1], done.stderr[-3000:]
 
@@ -61,6 +57,6 @@ def test_a_checkpoint_without_its_metrics_row_is_refused(tmp_path):
 @pytest.mark.parametrize("flag", [["--games", "0"], ["--board", "3x3x20"]])
 def test_bad_arguments_are_refused(tmp_path, flag):
     run = saved_run(tmp_path / "run", steps=(1,))
-    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    write_metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
     done = chain_curve(str(run), *flag, "-o", str(tmp_path / "c.png"))
     assert done.returncode == 2 and "error:" in done.stderr, done.stderr[-3000:]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tiny_runs import saved_run
+from tiny_runs import saved_run, write_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -19,19 +19,15 @@ def scaling_curve(*argv: str) -> subprocess.CompletedProcess:
                           text=True)
 
 
-def metrics(run_dir, rows):
-    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-
-
 def test_each_chain_is_one_point_at_its_whole_cost_and_saved_rows_are_reused(tmp_path):
     pytest.importorskip("matplotlib")
     start = saved_run(tmp_path / "start", steps=(2,))
-    metrics(start, [{"kind": "train", "update": 2, "env_steps": 20, "wall_s": 9.0},
+    write_metrics(start, [{"kind": "train", "update": 2, "env_steps": 20, "wall_s": 9.0},
                     {"kind": "eval", "update": 2, "env_steps": 20, "wall_s": 12.0}])
     short = saved_run(tmp_path / "short", steps=(1,))
-    metrics(short, [{"kind": "train", "update": 1, "env_steps": 4, "wall_s": 2.0}])
+    write_metrics(short, [{"kind": "train", "update": 1, "env_steps": 4, "wall_s": 2.0}])
     long = saved_run(tmp_path / "long", steps=(3,))
-    metrics(long, [{"kind": "train", "update": 3, "env_steps": 12, "wall_s": 6.0}])
+    write_metrics(long, [{"kind": "train", "update": 3, "env_steps": 12, "wall_s": 6.0}])
     won = np.array([True, False, True, True, False, False])  # the long chain's row, as msjax paired saves it
     saved = tmp_path / "rows.npz"
     np.savez(saved, wins=won[None], rows=np.array([str(long)]), board="4x4x2", seed=2, rule="opening")
@@ -52,14 +48,14 @@ def test_each_chain_is_one_point_at_its_whole_cost_and_saved_rows_are_reused(tmp
 @pytest.mark.parametrize("flag", [["--peer", "peer=0.6"], ["--level", "teacher"], ["--games", "1"]])
 def test_bad_arguments_are_refused(tmp_path, flag):
     run = saved_run(tmp_path / "run", steps=(1,))
-    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    write_metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
     done = scaling_curve("--chain", f"1x={run}", *flag, "-o", str(tmp_path / "c.png"))
     assert done.returncode == 2 and "error:" in done.stderr, done.stderr[-3000:]
 
 
 def test_saved_rows_of_other_boards_are_refused(tmp_path):
     run = saved_run(tmp_path / "run", steps=(1,))
-    metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
+    write_metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
     saved = tmp_path / "rows.npz"
     np.savez(saved, wins=np.ones((1, 4), bool), rows=np.array([str(run)]), board="4x4x2", seed=9, rule="opening")
     done = scaling_curve("--chain", f"1x={run}", "--games", "4", "--seed", "2", "--saved", str(saved),

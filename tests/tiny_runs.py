@@ -66,6 +66,11 @@ def saved_run(run_dir: Path, cfg: ExperimentConfig = TINY, steps=(1,), metrics=N
     return run_dir
 
 
+def write_metrics(run_dir: Path, rows: list[dict]) -> None:
+    """Writes ``rows`` as ``run_dir``'s ``metrics.jsonl`` (one JSON object a line)."""
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
 def config_file(tmp_path: Path, cfg: ExperimentConfig) -> Path:
     """A config file whose ``get_config()`` returns ``cfg``."""
     (tmp_path / "saved.json").write_text(json.dumps(config_lib.to_dict(cfg)))
