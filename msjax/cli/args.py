@@ -63,16 +63,26 @@ def positive_float(text: str) -> float:
     return value
 
 
+def _count_samples_leaf(text: str, count: str, example: str, largest: int | None = None) -> tuple[int, int, str]:
+    """``COUNT,N,LEAF`` as ``(COUNT, N, LEAF)``: two integers, COUNT in [1, ``largest``] (>= 1
+    without one) and N >= 1, and ``value`` or ``safe``; ``count`` names COUNT in the errors."""
+    parts = text.split(",")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {count},N,LEAF: two integers >= 1 and value or safe (e.g. {example})")
+    first, samples = int(parts[0]), int(parts[1])
+    if largest is None and (first < 1 or samples < 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: {count} and N must be >= 1")
+    if largest is not None and not 1 <= first <= largest:
+        raise argparse.ArgumentTypeError(f"{text!r}: {count}={first} must be in [1, {largest}]")
+    if samples < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: N={samples} must be >= 1")
+    return first, samples, parts[2]
+
+
 def lookahead(text: str) -> tuple[int, int, str]:
     """argparse type: ``K,N,LEAF`` (``search.policy_lookahead``'s candidates, drawn layouts
     and leaf value: ``value`` or ``safe``), e.g. ``4,16,value``."""
-    parts = text.split(",")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be K,N,LEAF: two integers >= 1 and value or safe (e.g. 4,16,value)")
-    candidates, samples = int(parts[0]), int(parts[1])
-    if candidates < 1 or samples < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: K and N must be >= 1")
-    return candidates, samples, parts[2]
+    return _count_samples_leaf(text, "K", "4,16,value")
 
 
 def search_spec(text: str) -> tuple[int, int, str]:
@@ -80,15 +90,7 @@ def search_spec(text: str) -> tuple[int, int, str]:
     drawn layouts and leaf value: ``value`` or ``safe``), e.g. ``8,16,value``."""
     from msjax.search.network_search import MAX_SIMULATIONS
 
-    parts = text.split(",")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be SIMS,N,LEAF: two integers and value or safe (e.g. 8,16,value)")
-    simulations, samples = int(parts[0]), int(parts[1])
-    if not 1 <= simulations <= MAX_SIMULATIONS:
-        raise argparse.ArgumentTypeError(f"{text!r}: SIMS={simulations} must be in [1, {MAX_SIMULATIONS}]")
-    if samples < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: N={samples} must be >= 1")
-    return simulations, samples, parts[2]
+    return _count_samples_leaf(text, "SIMS", "8,16,value", MAX_SIMULATIONS)
 
 
 def solver_fields(text: str) -> dict:

@@ -137,16 +137,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         players.append((path, agent))
         if args.symmetric:
             players.append((f"{path} +symmetric", agent.symmetrised()))
-        for spec in args.lookahead:
-            try:
-                players.append((f"{path} +lookahead {','.join(map(str, spec))}", search.policy_lookahead(agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)), *spec)))
-            except ValueError as error:  # more candidates than cells
-                parser.error(f"--lookahead: {error}")
-        for spec in args.search:
-            try:
-                players.append((f"{path} +search {','.join(map(str, spec))}", search.network_search(agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg)), *spec)))
-            except ValueError as error:  # an agent with proofs or a board mix
-                parser.error(f"--search: {error}")
+        on_board = agent.for_board(ms_env.with_observation_of(env_cfg, agent.env_cfg))
+        for flag, specs, make in (("lookahead", args.lookahead, search.policy_lookahead),
+                                  ("search", args.search, search.network_search)):
+            for spec in specs:
+                try:
+                    players.append((f"{path} +{flag} {','.join(map(str, spec))}", make(on_board, *spec)))
+                except ValueError as error:  # more candidates than cells, an agent with proofs or a board mix
+                    parser.error(f"--{flag}: {error}")
     for probabilities in args.solver:
         players.append((f"solver {probabilities}",
                         SolverAgent(env_cfg, SolverConfig(probabilities="bp" if probabilities == "rules" else "exact"))))
