@@ -6,21 +6,17 @@ shared by the runner's tests; its interrupted twin and the memory check reuse it
 chunk, so the module pays for that compilation once.
 """
 
-import contextlib
 import dataclasses
-import io
-import json
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from drawings import position, stack
-from tiny_runs import TINY, config_file
+from tiny_runs import TINY, config_file, run_main, train_rows
 
 from msjax import env as ms_env
 from msjax import models, search
-from msjax.cli import train as train_cli
 from msjax.run import checkpoint as checkpoint_lib
 from msjax.run import config as config_lib
 from msjax.run import log as runlog
@@ -205,19 +201,6 @@ SELFPLAY_RUN = config_lib.apply_overrides(
     ],
 )  # fmt: skip
 UPDATES = SELFPLAY_RUN.selfplay.num_updates
-
-
-def run_main(argv):
-    """``train_cli.main(argv)`` and what it printed."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        final = train_cli.main([str(arg) for arg in argv])
-    return final, printed.getvalue()
-
-
-def train_rows(run_dir):
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return [{k: v for k, v in row.items() if k not in ("time", "wall_s")} for row in rows if row["kind"] == "train"]
 
 
 def final_state(run_dir):

@@ -5,8 +5,6 @@ a second run of the same config is interrupted and resumed. Both reuse the same
 compiled chunks, so the module pays for compilation once.
 """
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -28,7 +26,7 @@ from msjax.run import loop as train
 from msjax.cli import train as train_cli
 from msjax.run.checkpoint import CheckpointError, Checkpoints
 from msjax.stages import ppo
-from tiny_runs import TINY, config_file, start_endless_run, wait_for
+from tiny_runs import TINY, config_file, run_main, start_endless_run, train_rows, wait_for
 
 TINY_WITH_IMITATION = config_lib.apply_overrides(
     TINY,
@@ -47,19 +45,6 @@ TINY_WITH_IMITATION = config_lib.apply_overrides(
 IMITATION_UPDATES = TINY_WITH_IMITATION.imitation.num_updates
 PPO_UPDATES = TINY_WITH_IMITATION.ppo.num_updates
 LAST_STEP = IMITATION_UPDATES + PPO_UPDATES
-
-
-def run_main(argv):
-    """``train_cli.main(argv)`` and what it printed."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        final = train_cli.main([str(arg) for arg in argv])
-    return final, printed.getvalue()
-
-
-def train_rows(run_dir):
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return [{k: v for k, v in row.items() if k not in ("time", "wall_s")} for row in rows if row["kind"] == "train"]
 
 
 def final_state(run_dir, cfg=TINY_WITH_IMITATION):

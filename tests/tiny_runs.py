@@ -1,6 +1,8 @@
 """Tiny configs and checkpoints for the runner's tests (4x4 boards, a one-layer net), and
 real training processes on them (``start_endless_run``)."""
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import jax
 
+from msjax.cli import train as train_cli
 from msjax.run import checkpoint as checkpoint_lib
 from msjax.run import config as config_lib
 from msjax.stages import ppo
@@ -69,6 +72,20 @@ def saved_run(run_dir: Path, cfg: ExperimentConfig = TINY, steps=(1,), metrics=N
 def write_metrics(run_dir: Path, rows: list[dict]) -> None:
     """Writes ``rows`` as ``run_dir``'s ``metrics.jsonl`` (one JSON object a line)."""
     (run_dir / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def run_main(argv):
+    """``train_cli.main(argv)`` and what it printed."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        final = train_cli.main([str(arg) for arg in argv])
+    return final, printed.getvalue()
+
+
+def train_rows(run_dir):
+    """The training rows of ``run_dir``'s ``metrics.jsonl``, its clock fields left out."""
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in row.items() if k not in ("time", "wall_s")} for row in rows if row["kind"] == "train"]
 
 
 def config_file(tmp_path: Path, cfg: ExperimentConfig) -> Path:
