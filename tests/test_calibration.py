@@ -59,3 +59,32 @@ def test_calibration_data_takes_hidden_cells_after_the_first_click():
         expected_mines += sum(int((np.asarray(s.mine_mask) & ~np.asarray(s.revealed)).sum()) for s in placed)
     assert len(predicted) == len(labels) == expected_predictions > 0
     assert np.all(predicted == 0.3) and int(labels.sum()) == expected_mines
+
+
+@dataclasses.dataclass(frozen=True)
+class RowMajorPlayer(DensityGuesser):
+    """Reveals the first hidden cell in row-major order (no randomness, so its games are the
+    same whoever plays them out); values a view by the share of its safe cells revealed."""
+
+    def act(self, state, key):
+        return jnp.argmax(~state.revealed.reshape(-1)).astype(jnp.int32)
+
+    def value(self, state):
+        return (jnp.sum(state.revealed) / (state.revealed.size - state.mine_count)).astype(jnp.float32)
+
+
+def test_the_value_of_every_position_is_scored_against_its_own_game_s_outcome():
+    player, games, seed = RowMajorPlayer(), 48, 2
+    values, won, game = calibration.value_positions(player, CFG4, games, seed)
+    states = calibration.collect_positions(player, CFG4, games, seed).states  # the same positions, in order
+    revealed = np.asarray(states.revealed).reshape(len(values), -1).sum(axis=1)
+    np.testing.assert_allclose(values, revealed / (16 - 3), rtol=1e-6)
+    played = evaluate_lib.play_games(player, CFG4, games, seed, games)  # the same boards, the same moves
+    outcome, steps = np.asarray(played["won"]), np.asarray(played["steps"])
+    assert 0 < outcome.sum() < games  # both outcomes met, so the test can tell them apart
+    assert np.array_equal(won, outcome[game])
+    assert np.array_equal(np.bincount(game, minlength=games), steps - 1)  # every move after the opening click
+    figures = calibration.value_calibration(player, CFG4, games, seed, num_bins=4)
+    assert figures["value_positions"] == len(values) and figures["value_outside"] == 0.0
+    assert figures["won_mean"] == won.mean() and sum(row["positions"] for row in figures["value_bins"]) == len(values)
+    assert abs(figures["value_brier"] - np.mean((values - won) ** 2)) < 1e-6

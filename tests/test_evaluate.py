@@ -238,6 +238,7 @@ def test_cli_numbers_out_of_range_are_one_line_naming_the_flag_and_range(argv, m
         (["--agent", "beginner", "--lookahead", "4,16,safe", "--search", "4,16,safe"],
          "--lookahead and --search each put a search on the agent: give one of them"),
         (["--agent", "beginner", "--search", "0,16,safe"], "--search: '0,16,safe': SIMS=0 must be in [1, 32]"),
+        (["--solver", "--value-games", "4"], "--value-games scores an agent's network: the solver has none"),
     ],
 )
 def test_cli_search_is_for_an_agent_alone(argv, message, capsys):
@@ -267,3 +268,21 @@ def test_cli_refuses_a_batch_that_does_not_fit_the_device_before_playing(monkeyp
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("python -m msjax evaluate: error: --batch-size 16: a batch of 16 games needs "), err
     assert "the device has 0.06 MiB" in err
+
+
+def test_cli_value_games_score_the_value_head_of_the_agent_under_its_search(tmp_path, capsys):
+    import json
+
+    from tiny_runs import saved_run
+
+    from msjax.cli import evaluate as evaluate_cli
+
+    run = str(saved_run(tmp_path / "run"))  # a 4x4x2 agent
+    argv = ["--agent", run, "--episodes", "4", "--calibration-games", "0", "--value-games", "6", "--seed", "3"]
+    assert evaluate_cli.main(argv) == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["value_positions"] > 0 and 0.0 <= record["won_mean"] <= 1.0
+    assert sum(row["positions"] for row in record["value_bins"]) == record["value_positions"]
+    assert evaluate_cli.main([*argv, "--search", "2,4,value"]) == 0
+    searched = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert searched["player"].endswith("(searching: (2, 4, 'value'))") and searched["value_positions"] > 0

@@ -150,6 +150,17 @@ def test_the_solver_plays_the_same_boards_as_when_it_plays_alone(tmp_path, capsy
         assert kept["wins"][1].tolist() == alone.tolist()
 
 
+def test_solver_search_is_the_search_player_at_its_board_s_published_settings():
+    from msjax import search
+
+    bounds = {shape: search.published_search(*shape).endgame_layouts for shape in ((8, 8), (16, 16), (16, 30), (9, 9))}
+    assert bounds == {(8, 8): 128, (16, 16): 32, (16, 30): 64, (9, 9): 32}
+    player = paired_cli.solver_player("search", EnvConfig(H=16, W=16, mine_count=40))
+    assert player.solver_cfg.probabilities == "exact" and player.guess.config == search.published_search(16, 16)
+    assert player.guess.config.lookahead_score == "survival" and player.guess.config.lookahead_candidates == 6
+    assert paired_cli.solver_player("rules", TINY.env).guess is None
+
+
 def test_a_saved_row_alone_is_a_baseline_for_the_solver_and_no_row_at_all_is_refused(tmp_path, capsys):
     run = str(saved_run(tmp_path / "run"))
     saved = str(tmp_path / "rows.npz")

@@ -113,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--calibration-games", type=int_in(0, MAX_CALIBRATION_GAMES), default=64, metavar="N",
         help=f"games whose positions score the mine head (default 64, at most {MAX_CALIBRATION_GAMES})",
     )
+    parser.add_argument(
+        "--value-games", type=int_in(0, MAX_CALIBRATION_GAMES), default=0, metavar="N",
+        help="games (played by the player, with its search if any) whose every position scores the agent's value "
+        f"head against whether that game was won (default 0: none; at most {MAX_CALIBRATION_GAMES})",
+    )
     return parser
 
 
@@ -152,9 +157,10 @@ def _load_player(args: argparse.Namespace):
     from msjax.run.checkpoint import CheckpointError
 
     try:
-        if args.solver and (args.symmetric or args.proofs or args.lookahead or args.search):
+        if args.solver and (args.symmetric or args.proofs or args.lookahead or args.search or args.value_games):
             flag = ("--symmetric averages" if args.symmetric else "--proofs guides" if args.proofs
-                    else "--lookahead guides" if args.lookahead else "--search asks")
+                    else "--lookahead guides" if args.lookahead else "--search asks" if args.search
+                    else "--value-games scores")
             raise UsageError(f"{flag} an agent's network: the solver has none (use --agent RUN)")
         if args.lookahead and args.search:
             raise UsageError("--lookahead and --search each put a search on the agent: give one of them")
@@ -178,6 +184,8 @@ def _load_player(args: argparse.Namespace):
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, list):
+        return "; ".join(_fmt(part) for part in value)
     if isinstance(value, dict):
         return ", ".join(f"{key} {_fmt(part)}" for key, part in value.items())
     if isinstance(value, float):
@@ -201,7 +209,7 @@ def format_table(name: str, cfg: ms_env.EnvConfig, figures: dict[str, Any]) -> s
 def _json_safe(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return [_json_safe(v) for v in value]
     if isinstance(value, dict):
         return {key: _json_safe(v) for key, v in value.items()}
@@ -284,6 +292,8 @@ def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argp
             player, cfg, args.episodes, args.seed, batch_size, on_batch=progress.advance, exact=args.loss_causes,
             check_batch=lambda lowered: check_batch_memory(lowered, args, batch_size),
         )
+    if args.value_games:
+        figures.update(value_head_figures(player, cfg, args))
     if not (args.calibration_games and agent_lib.has_mine_beliefs(player)):
         return figures
     if not mine_head_trained(player):
@@ -295,6 +305,20 @@ def play_with_progress(player: Any, cfg: ms_env.EnvConfig, name: str, args: argp
         except calibration.NoPositions:
             return {**figures, "note": f"no calibration: every game on {board} ended at its first click"}
     return figures
+
+
+def value_head_figures(player: Any, cfg: ms_env.EnvConfig, args: argparse.Namespace) -> dict[str, Any]:
+    """``calibration.value_calibration`` of ``--value-games`` games played by ``player``, read
+    from its agent's value head (the searched agent's, under ``--search`` or ``--lookahead``),
+    with a progress bar."""
+    agent = getattr(player, "player", player)  # under --first-click
+    agent = getattr(agent, "agent", agent)  # under --search or --lookahead
+    with runlog.CountProgress(args.value_games, "games", "calibration of the value head") as progress:
+        try:
+            return calibration.value_calibration(agent, cfg, args.value_games, args.seed, player=player,
+                                                 on_games_done=progress.advance)
+        except calibration.NoPositions:
+            return {"value_note": "no value calibration: every game ended at its first click"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,7 +29,9 @@ symmetries (``Agent.symmetrised``: 8 on a square board, 4 on a rectangle).
 
 ``--solver rules`` adds, after the agents, the JAX rule solver (``agent.SolverAgent``: the
 imitation stage's teacher) on the same boards, ``--solver exact`` the JAX exact player (its
-guesses by exact probabilities, ``SolverConfig(probabilities="exact")``); both may be given,
+guesses by exact probabilities, ``SolverConfig(probabilities="exact")``), ``--solver search``
+the search player as its published figures played it (``search.published_search``: the
+survival look-ahead and the exhaustive endgame on the exact probabilities); any may be given,
 and with ``--against`` (below) no agent need be played again:
 
     python -m msjax paired runs/small --solver rules --solver exact --games 5000 --seed 7
@@ -78,6 +80,19 @@ DESCRIPTION = (
 )
 
 
+SOLVERS = {"rules": "bp", "exact": "exact", "search": "exact"}
+"""``--solver``'s players: the probabilities each guesses on (``SolverConfig.probabilities``)."""
+
+
+def solver_player(name: str, env_cfg) -> SolverAgent:
+    """``--solver NAME``'s player on ``env_cfg``'s board: the rule solver (``rules``), the exact
+    player (``exact``) or the search player at its published settings (``search``:
+    ``search.published_search``)."""
+    solver_cfg = SolverConfig(probabilities=SOLVERS[name])
+    guess = search.search_guess(search.published_search(env_cfg.H, env_cfg.W), solver_cfg) if name == "search" else None
+    return SolverAgent(env_cfg, solver_cfg, guess)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser."""
     parser = argparse.ArgumentParser(prog="python -m msjax paired", description=DESCRIPTION)
@@ -93,8 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also each agent searching its guesses (Gumbel root, SIMS simulations; repeatable)")
     parser.add_argument("--symmetric", action="store_true",
                         help="also each agent averaged over the board's symmetries")
-    parser.add_argument("--solver", action="append", default=[], choices=("rules", "exact"),
-                        help="also the JAX rule solver (the agents' teacher) or the JAX exact player (repeatable)")
+    parser.add_argument("--solver", action="append", default=[], choices=tuple(SOLVERS),
+                        help="also the JAX rule solver (the agents' teacher), the JAX exact player or the search "
+                             "player at its published settings (repeatable)")
     parser.add_argument("--save", metavar="FILE.npz", help="every row's per-board outcomes")
     parser.add_argument("--against", metavar="FILE.npz:ROW", help="a row saved by --save as the baseline (name or index)")
     return parser
@@ -145,9 +161,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     players.append((f"{path} +{flag} {','.join(map(str, spec))}", make(on_board, *spec)))
                 except ValueError as error:  # more candidates than cells, an agent with proofs or a board mix
                     parser.error(f"--{flag}: {error}")
-    for probabilities in args.solver:
-        players.append((f"solver {probabilities}",
-                        SolverAgent(env_cfg, SolverConfig(probabilities="bp" if probabilities == "rules" else "exact"))))
+    for name in args.solver:
+        players.append((f"solver {name}", solver_player(name, env_cfg)))
     device = device_name()
     rows, names, outcomes = [], [], []
     for path, agent in saved + players:

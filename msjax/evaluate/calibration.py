@@ -6,7 +6,8 @@ it; ``positions_calibration`` scores them with ``msjax.stats.calibration_metrics
 ranks, expected calibration error, Brier score) over the hidden cells, and on boards small
 enough ``exact_gap`` is the mean absolute difference between the player's probabilities and
 the exact ones of the NumPy reference (``msjax.reference.analyse``). ``calibration_data`` does the same for a turn-by-turn
-player (the host solvers, the viz's reliability diagram).
+player (the host solvers, the viz's reliability diagram). ``value_calibration`` scores a value
+head the same way: its estimate in every position against whether that game was won.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from msjax import agent as agent_lib
 from msjax import env as ms_env
 from msjax import evaluate as evaluate_lib
 from msjax import reference
-from msjax.stats import calibration_metrics
+from msjax.stats import calibration_bins, calibration_metrics
 
 class NoPositions(ValueError):
     """Every game ended at its first move, so there is no position to score."""
@@ -38,16 +39,68 @@ class Positions(NamedTuple):
     mine_probabilities: jax.Array
 
 
-def _position_step(player, states, keys, cfg):
-    """The player's beliefs in each position, then one step of every game."""
-    probs = jax.vmap(player.mine_probabilities)(states)
+def _position_step(player, reader, states, keys, cfg, read):
+    """``reader``'s ``read`` (a method of one state) in each position, then one step of
+    every game by ``player``: the readings, the next states, done and won (of this step)."""
+    readings = jax.vmap(getattr(reader, read))(states)
     actions = evaluate_lib.player_actions(player, states, keys)
-    states, _, done, _ = ms_env.batch_step(states, actions, cfg)
-    return probs, states, done
+    states, _, done, info = ms_env.batch_step(states, actions, cfg)
+    return readings, states, done, info["won"]
 
 
-_position_step_traced = jax.jit(_position_step, static_argnames=("cfg",))
-_position_step_static = jax.jit(_position_step, static_argnames=("player", "cfg"))
+_POSITION_STEPS = {
+    True: jax.jit(_position_step, static_argnames=("cfg", "read")),  # both array pytrees: traced
+    False: jax.jit(_position_step, static_argnames=("player", "reader", "cfg", "read")),
+}
+
+
+class _Played(NamedTuple):
+    states: ms_env.EnvState  # [N], every position after the opening click
+    readings: jax.Array  # [N, ...], the reader's reading of each
+    game: np.ndarray  # int[N], the game of each position
+    won: np.ndarray  # bool[games], each game's outcome
+
+
+def _play_positions(player, reader, read: str, env_cfg, games: int, seed: int, max_steps: int | None,
+                    on_games_done: Callable[[int], None] | None) -> _Played:
+    """Plays ``games`` games of ``player`` (stepped together) and keeps every position after
+    the opening click with ``reader.read(state)`` in it, the game it belongs to and each
+    game's outcome (``collect_positions``' rules)."""
+    if games < 1:
+        raise ValueError(f"games={games} must be >= 1")
+    max_steps = ms_env.move_limit(env_cfg) if max_steps is None else max_steps
+    board_keys, act_keys = evaluate_lib.split_game_keys(evaluate_lib.game_keys(seed, games))
+    states = jax.vmap(ms_env.reset, in_axes=(0, None))(board_keys, env_cfg)
+    position_step = _POSITION_STEPS[agent_lib.is_array_pytree(player) and agent_lib.is_array_pytree(reader)]
+    won = np.zeros(games, bool)
+
+    def choose(position, t):
+        step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
+        return position_step(player, reader, position[0], step_keys, env_cfg, read)
+
+    def advance(position, choice):
+        _, next_states, done, won_now = choice
+        ended = np.asarray(done) & ~position[1]
+        won[ended] = np.asarray(won_now)[ended]
+        if on_games_done is not None:
+            on_games_done(int(ended.sum()))
+        return next_states, position[1] | ended
+
+    start = (states, np.zeros(games, bool))  # the batch and which games have finished
+    kept_states, kept_readings, kept_games = [], [], []
+    for (before, finished), choice in evaluate_lib.play_out(start, choose, advance, lambda p: p[1].all(), max_steps):
+        if choice is None:
+            break
+        keep = ~finished & np.asarray(before.first_click_done) & ~np.asarray(before.done)
+        if keep.any():
+            index = np.flatnonzero(keep)
+            kept_states.append(jax.tree.map(lambda x: x[index], before))
+            kept_readings.append(choice[0][index])
+            kept_games.append(index)
+    if not kept_states:
+        raise NoPositions("no position after the opening click: every game ended at its first move")
+    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *kept_states)
+    return _Played(states, jnp.concatenate(kept_readings), np.concatenate(kept_games), won)
 
 
 def collect_positions(
@@ -68,38 +121,64 @@ def collect_positions(
       ValueError: ``games < 1``; ``NoPositions`` (a ``ValueError``) when every game ended
         at its first move (a board whose first click clears it).
     """
-    if games < 1:
-        raise ValueError(f"games={games} must be >= 1")
-    max_steps = ms_env.move_limit(env_cfg) if max_steps is None else max_steps
-    board_keys, act_keys = evaluate_lib.split_game_keys(evaluate_lib.game_keys(seed, games))
-    states = jax.vmap(ms_env.reset, in_axes=(0, None))(board_keys, env_cfg)
-    position_step = _position_step_traced if agent_lib.is_array_pytree(agent) else _position_step_static
+    played = _play_positions(agent, agent, "mine_probabilities", env_cfg, games, seed, max_steps, on_games_done)
+    return Positions(played.states, played.readings)
 
-    def choose(position, t):
-        step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(act_keys, t)
-        return position_step(agent, position[0], step_keys, env_cfg)
 
-    def advance(position, choice):
-        _, next_states, done = choice
-        finished = position[1] | np.asarray(done)
-        if on_games_done is not None:
-            on_games_done(int(finished.sum() - position[1].sum()))
-        return next_states, finished
+def value_positions(
+    agent: Any,
+    env_cfg: ms_env.EnvConfig,
+    games: int = 64,
+    seed: int = 0,
+    player: Any = None,
+    on_games_done: Callable[[int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(value f32[N], won bool[N], game int[N])``: ``agent``'s value head (``Agent.value``)
+    in every position after the opening click of ``games`` games played by ``player``
+    (default: the agent itself; e.g. the agent with its guesses searched), whether the game
+    of each position was won, and which game it was (the boards of ``evaluate.play_games``
+    and ``collect_positions`` for the same seed).
 
-    start = (states, np.zeros(games, bool))  # the batch and which games have finished
-    kept_states, kept_probs = [], []
-    for (before, finished), choice in evaluate_lib.play_out(start, choose, advance, lambda p: p[1].all(), max_steps):
-        if choice is None:
-            break
-        keep = ~finished & np.asarray(before.first_click_done) & ~np.asarray(before.done)
-        if keep.any():
-            index = np.flatnonzero(keep)
-            kept_states.append(jax.tree.map(lambda x: x[index], before))
-            kept_probs.append(choice[0][index])
-    if not kept_states:
-        raise NoPositions("no position after the opening click: every game ended at its first move")
-    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *kept_states)
-    return Positions(states, jnp.concatenate(kept_probs))
+    Raises:
+      ValueError: ``games < 1``; ``NoPositions`` when every game ended at its first move.
+    """
+    played = _play_positions(agent if player is None else player, agent, "value", env_cfg, games, seed, None,
+                             on_games_done)
+    return np.asarray(played.readings, np.float32), played.won[played.game], played.game
+
+
+def value_calibration(
+    agent: Any,
+    env_cfg: ms_env.EnvConfig,
+    games: int = 64,
+    seed: int = 0,
+    player: Any = None,
+    num_bins: int = 10,
+    on_games_done: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """How well the value head predicts the outcome (``value_positions``): ``stats.
+    calibration_metrics`` of the values, clipped to [0, 1], against won (``value_auroc``,
+    ``value_ece``, ``value_brier``, ``value_positions``), the mean value and the fraction won
+    over the positions, the fraction of values outside [0, 1] and the bins (``value_bins``:
+    each bin's positions, mean value and fraction won)."""
+    values, won, _ = value_positions(agent, env_cfg, games, seed, player, on_games_done)
+    clipped = np.clip(values, 0.0, 1.0)
+    metrics = calibration_metrics(clipped, won, num_bins=num_bins)
+    bins = calibration_bins(clipped, won, num_bins)
+    return {
+        "value_auroc": metrics["auroc"],
+        "value_ece": metrics["ece"],
+        "value_brier": metrics["brier"],
+        "value_positions": metrics["cells"],
+        "value_mean": float(values.mean()),
+        "won_mean": float(won.mean()),
+        "value_outside": float(np.mean((values < 0.0) | (values > 1.0))),
+        "value_bins": [
+            {"low": float(bins.edges[i]), "high": float(bins.edges[i + 1]), "positions": int(bins.counts[i]),
+             "mean_value": float(bins.mean_predicted[i]), "won": float(bins.observed[i])}
+            for i in range(num_bins) if bins.counts[i]
+        ],
+    }
 
 
 def positions_calibration(positions: Positions, num_bins: int = 10) -> dict[str, float]:

@@ -9,7 +9,8 @@ the rule solver's own guess). The solver never imports this package; a new searc
 a new ``Guess`` here, with its options in a config of its own.
 
 - ``SearchConfig``: the search player's options (the exact lookahead, its survival score and
-  depth, the exhaustive endgame); ``SearchGuess`` (``search_guess``) plays them as the
+  depth, the exhaustive endgame; ``published_search``: those of its published figures);
+  ``SearchGuess`` (``search_guess``) plays them as the
   solver's guess; ``candidate_scores``, its candidates' scores on a view.
 - ``lookahead``: the exact one-move lookahead of a guess (``lookahead_choice``,
   ``lookahead_scores``, ``nearly_safest``): each candidate's chance of progress, of a zero,
@@ -26,7 +27,7 @@ a new ``Guess`` here, with its options in a config of its own.
   mean leaf values both share.
 """
 
-from msjax.search.config import OLD_SOLVER_FIELDS, SearchConfig, check_solver, from_solver_fields
+from msjax.search.config import OLD_SOLVER_FIELDS, SearchConfig, check_solver, from_solver_fields, published_search
 from msjax.search.endgame import Endgame, solve_endgame, within_bound
 from msjax.search.guess import SearchGuess, candidate_scores, search_guess, solver_and_guess
 from msjax.search.layout_sets import MAX_ENDGAME_LAYOUTS
@@ -57,6 +58,7 @@ __all__ = [
     "nearly_safest",
     "network_search",
     "policy_lookahead",
+    "published_search",
     "sample_layouts",
     "search_guess",
     "search_policy",

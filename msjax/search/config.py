@@ -110,6 +110,20 @@ def check_solver(search_cfg: SearchConfig, solver_cfg: SolverConfig) -> None:
                          "SolverConfig.probabilities='exact'", f"probabilities={solver_cfg.probabilities!r}")
 
 
+PUBLISHED_ENDGAME_LAYOUTS = {(8, 8): 128, (16, 16): 32, (16, 30): 64}
+"""The endgame bound of the search player's published figure on each standard board's shape
+(90.37 / 89.14 / 53.51% on 8x8x10 / 16x16x40 / 16x30x99: docs/results/solvers.md)."""
+
+
+def published_search(H: int, W: int) -> SearchConfig:
+    """The search player as its published figures played it on an ``H x W`` board: the
+    survival look-ahead (6 candidates, tolerance 0.1, depth 1) and the exhaustive endgame of
+    ``PUBLISHED_ENDGAME_LAYOUTS`` (32 layouts on any other shape), on the rule solver's exact
+    probabilities (``SolverConfig(probabilities="exact")``)."""
+    return SearchConfig(lookahead_candidates=6, lookahead_score="survival", lookahead_tolerance=0.1,
+                        lookahead_depth=1, endgame_layouts=PUBLISHED_ENDGAME_LAYOUTS.get((H, W), 32))
+
+
 OLD_SOLVER_FIELDS = {
     "exact_lookahead": "lookahead_candidates",
     "lookahead_score": "lookahead_score",
