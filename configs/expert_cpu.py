@@ -4,7 +4,9 @@ Derives from intermediate_cpu.py (small.py's labels and proof term, the second p
 16x30x99 and warm-starts from its 16x16 agent (``run.init_from=runs/intermediate_cpu``);
 3,000 imitation updates at half small.py's learning rate (1e-3), evaluated every 500.
 Time: about 1.5 hours for this stage alone on a 2-core CPU (5,464 s before the proof term,
-which adds nothing measurable per update), the chain about 2 hours.
+which adds nothing measurable per update), the chain about 2 hours. The shipped ``expert``
+started from intermediate_cpu.py's former 1,000-update agent; the chain from today's
+2,000-update one is not yet measured.
 Reaches: 36.2% [33.3, 39.2] of its 1,000 final boards (the run the package ships as
 ``expert``; an earlier run 36.8%); 38.70% of 1,000 other boards, where its teacher, the rule
 solver, wins 52.10% (+13.40 [+10.21, +16.59] paired; docs/results/agents.md).

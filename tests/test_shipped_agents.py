@@ -4,9 +4,11 @@ where a command line takes ``--agent``. The shipping tests use a tiny run in a t
 folder of shipped agents (``MSJAX_SHIPPED_AGENTS``); the last tests play the agents that
 the package really ships."""
 
+import dataclasses
 import io
 import json
 import os
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -74,6 +76,21 @@ def test_a_shipped_run_loads_by_name_with_the_runs_parameters_and_config(shelf, 
     assert params_equal(agent.params, from_run.params)
     assert agent.config == config_lib.apply_overrides(TINY, ["run.workdir=runs/tiny_run"]) and agent.env_cfg == TINY.env
     assert sorted(p.name for p in (shelf / "tiny").iterdir()) == ["card.json", "config.json", "params.msgpack"]
+
+
+@pytest.mark.parametrize(("init_from", "shipped"), [
+    ("/home/me/work/runs/start", "runs/start"),
+    ("/home/me/start/checkpoints/500", "runs/start/checkpoints/500"),
+    ("runs/start", "runs/start"),
+    ("beginner", "beginner"),
+    ("", ""),
+])
+def test_a_shipped_config_holds_no_path_of_the_machine_that_trained_it(init_from, shipped):
+    from msjax.shipped.from_run import portable
+
+    cfg = config_lib.apply_overrides(TINY, [f"run.init_from={init_from}", "run.workdir=/home/me/work/runs/tiny"])
+    assert portable(cfg, Path("/home/me/work/runs/tiny")).run == dataclasses.replace(
+        cfg.run, workdir="runs/tiny", init_from=shipped)
 
 
 def test_the_card_holds_the_win_rate_the_training_chain_compute_and_dates(shelf, tiny_run):

@@ -192,6 +192,13 @@ def ship_run(run: str | Path, name: str, directory: str | Path | None = None,
 
 
 def portable(cfg: config_lib.ExperimentConfig, run_dir: Path) -> config_lib.ExperimentConfig:
-    """``cfg`` with ``run.workdir`` as ``runs/NAME`` (the run directory's name), not the
-    path on the machine that trained it."""
-    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=f"runs/{run_dir.name}"))
+    """``cfg`` with ``run.workdir`` as ``runs/NAME`` (the run directory's name) and an absolute
+    ``run.init_from`` from its run's folder on, under ``runs/`` (``/x/y/runs/a`` as
+    ``runs/a``, ``/x/a/checkpoints/500`` as ``runs/a/checkpoints/500``): not the paths on
+    the machine that trained it."""
+    init_from = cfg.run.init_from
+    if init_from and Path(init_from).is_absolute():
+        parts = Path(init_from).parts
+        run_at = len(parts) - 1 - parts[::-1].index("checkpoints") - 1 if "checkpoints" in parts[1:] else len(parts) - 1
+        init_from = "/".join(("runs",) + parts[run_at:])
+    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=f"runs/{run_dir.name}", init_from=init_from))
