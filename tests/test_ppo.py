@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from msjax import env as ms_env
-from msjax import losses, models
+from msjax import losses, models, optimizers
 from msjax.stages import ppo
 
 NUM_ACTIONS = 8  # a fake 2x2 board: 4 reveals, 4 flags
@@ -306,7 +306,7 @@ def test_value_only_training_changes_the_value_head_alone_and_fits_the_outcome()
     before = jax.device_get(state.params)
     state, metrics = chunk(state)
     after = jax.device_get(state.params)
-    labels = ppo.value_head_labels(before)
+    labels = optimizers.value_head_labels(before)
     changed = jax.tree.map(lambda a, b: bool(np.any(a != b)), before, after)
     trained = [path for path, label in jax.tree_util.tree_leaves_with_path(labels) if label == "train"]
     assert len(trained) == 4  # value_hidden and value_out: kernel and bias each

@@ -16,7 +16,7 @@ from drawings import position, stack
 from tiny_runs import TINY, config_file, run_main, train_rows
 
 from msjax import env as ms_env
-from msjax import models, search
+from msjax import models, optimizers, search
 from msjax.run import checkpoint as checkpoint_lib
 from msjax.run import config as config_lib
 from msjax.run import log as runlog
@@ -154,6 +154,7 @@ def test_a_guess_views_policy_target_is_the_search_improved_policy_and_a_proofs_
         ({"exact_states": 1}, r"SelfPlayConfig\.exact_states=1 must be 0 .* or an int in \[2, 32767\]"),
         ({"num_envs": 6, "steps_per_update": 2, "microbatch_size": 4}, r"microbatch_size=4 .* divisor of num_envs=6"),
         ({"num_envs": 0}, r"SelfPlayConfig\.num_envs=0"),
+        ({"trainable": "policy"}, r"SelfPlayConfig\.trainable='policy' must be one of 'all', 'value'"),
     ],
 )
 def test_bad_selfplay_configs_name_the_field(overrides, message):
@@ -249,6 +250,25 @@ def test_a_few_updates_make_the_losses_fall():
     for name in ("loss", "move_ce"):
         assert metrics[name][-4:].mean() < metrics[name][:4].mean(), (name, metrics[name])
     assert int(state.update) == 24 and metrics["lr"][0] > metrics["lr"][-1] > 0
+
+
+def test_value_only_self_play_changes_the_value_head_alone_and_fits_the_outcomes():
+    """``trainable="value"``: every parameter outside the value head stays bit-identical (the
+    network plays and searches as before) while the value loss falls."""
+    cfg = dataclasses.replace(TRAIN_CFG, trainable="value", lr=1e-2)
+    state = selfplay.init_selfplay_state(jax.random.key(0), TRAIN_ENV, TRAIN_MODEL, cfg)
+    value_out = state.params["params"]["value_out"]
+    params = {"params": {**state.params["params"], "value_out": {**value_out, "bias": jnp.full((1,), 2.0)}}}
+    state = state.replace(params=params)
+    before = jax.device_get(state.params)
+    state, metrics = selfplay.make_selfplay_chunk(TRAIN_ENV, TRAIN_MODEL, cfg, chunk_updates=16)(state)
+    labels = optimizers.value_head_labels(before)
+    moved = jax.tree.map(lambda a, b: bool(np.any(a != b)), before, jax.device_get(state.params))
+    for (path, label), (_, changed) in zip(jax.tree_util.tree_leaves_with_path(labels),
+                                          jax.tree_util.tree_leaves_with_path(moved)):
+        assert changed == (label == "train"), jax.tree_util.keystr(path)
+    value_loss = np.asarray(metrics["value_loss"])  # from (2 - outcome)^2 / 2 >= 0.5 to about the outcomes' variance
+    assert value_loss[-4:].mean() < 0.3 * value_loss[:2].mean(), value_loss
 
 
 def test_ctrl_c_mid_stage_and_resume_continue_bit_exactly(finished_run, tmp_path, monkeypatch):

@@ -38,7 +38,7 @@ from msjax import env as ms_env
 from msjax import losses, models, optimizers
 from msjax.losses import Batch
 from msjax.stages import batchplay
-from msjax.stages.ppo_config import VALUE_HEAD, PPOConfig
+from msjax.stages.ppo_config import PPOConfig
 from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["PPOState"], tuple["PPOState", dict[str, jax.Array]]]
@@ -109,23 +109,12 @@ def make_lr_schedule(ppo_cfg: PPOConfig) -> optax.Schedule:
 def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
     """Global-norm clipping then AdamW on the (cosine-decayed) learning rate; built once
     per config, for the state's initialisation and the chunk alike. With
-    ``trainable="value"`` only the value head's leaves are updated (``value_head_labels``);
+    ``trainable="value"`` only the value head's leaves are updated (``optimizers.trainable_only``);
     the others get zero updates."""
     optimizer = optimizers.clipped_adamw(make_lr_schedule(ppo_cfg), ppo_cfg.max_grad_norm, ppo_cfg.weight_decay)
-    if ppo_cfg.trainable == "all":
-        return optimizer
-    return optax.multi_transform({"train": optimizer, "frozen": optax.set_to_zero()}, value_head_labels)
+    return optimizers.trainable_only(optimizer, ppo_cfg.trainable)
 
 
-def value_head_labels(params: Any) -> Any:
-    """``"train"`` for every leaf of the value head's modules (``VALUE_HEAD``), ``"frozen"``
-    for the rest: the labels of ``trainable="value"``'s optimizer."""
-
-    def label(path, _):
-        names = {getattr(entry, "key", None) for entry in path}
-        return "train" if names & set(VALUE_HEAD) else "frozen"
-
-    return jax.tree_util.tree_map_with_path(label, params)
 
 
 def init_ppo_state(

@@ -7,12 +7,10 @@ import dataclasses
 
 from msjax import losses
 from msjax.checks import check_fields, ints, one_of
+from msjax.optimizers import TRAINABLE
 from msjax.stages.spec import StageConfig, check_stage_fields
 
 
-TRAINABLE = ("all", "value")
-VALUE_HEAD = ("value_hidden", "value_out")
-"""The network's modules that ``trainable="value"`` trains (``models``' value head)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +42,7 @@ class PPOConfig(StageConfig):
         ``num_envs`` it also divides ``num_envs``, and the rollout's forward passes (the
         policy's, the bootstrap value's) take the games this many at a time.
       trainable: the parameters the stage changes: ``"all"`` (the default) or ``"value"``
-        (the value head alone, ``VALUE_HEAD``: the policy, the mine head and the trunk stay
+        (the value head alone, ``optimizers.VALUE_HEAD``: the policy, the mine head and the trunk stay
         as they are, so the agent plays exactly as before while its value head learns the
         return of its own games; with rewards on wins only and ``gamma = gae_lambda = 1``
         that return is the game's outcome, so the head learns the chance to win).

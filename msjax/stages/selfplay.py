@@ -77,9 +77,11 @@ def make_lr_schedule(sp_cfg: SelfPlayConfig) -> optax.Schedule:
 
 @functools.lru_cache(maxsize=32)
 def make_optimizer(sp_cfg: SelfPlayConfig) -> optax.GradientTransformation:
-    """Global-norm clipping then AdamW on ``make_lr_schedule``; built once per config, for
-    the state's initialisation and the chunk alike."""
-    return optimizers.clipped_adamw(make_lr_schedule(sp_cfg), sp_cfg.max_grad_norm, sp_cfg.weight_decay)
+    """Global-norm clipping then AdamW on ``make_lr_schedule``, on the parameters of
+    ``trainable`` (``optimizers.trainable_only``); built once per config, for the state's
+    initialisation and the chunk alike."""
+    optimizer = optimizers.clipped_adamw(make_lr_schedule(sp_cfg), sp_cfg.max_grad_norm, sp_cfg.weight_decay)
+    return optimizers.trainable_only(optimizer, sp_cfg.trainable)
 
 
 def init_selfplay_state(

@@ -8,6 +8,7 @@ import dataclasses
 
 from msjax import losses
 from msjax.checks import Allowed, check_fields, ints, numbers, one_of
+from msjax.optimizers import TRAINABLE
 from msjax.search.network_search import LEAVES, MAX_SIMULATIONS
 from msjax.solver import ExactLimits
 from msjax.stages.spec import StageConfig, check_stage_fields
@@ -59,6 +60,10 @@ class SelfPlayConfig(StageConfig):
         policy on the proved cells while the shared layers learn the guesses.
       value_weight: weight of the value head's squared error (halved) to the game's
         outcome (1 won, 0 lost), a mean over every state, >= 0.
+      trainable: the parameters the stage changes: ``"all"`` (the default) or ``"value"``
+        (the value head alone, ``optimizers.VALUE_HEAD``: the policy, the mine head and the
+        trunk stay bit-identical, so the network plays as before while its value head
+        learns the chance that the search's games are won: value leaves for a later search).
       microbatch_size: states that pass through the network together in the gradient
         step (the same gradient in less memory): a divisor of ``num_envs *
         steps_per_update``; 0, or that many or more: all at once. Below ``num_envs`` it
@@ -80,6 +85,7 @@ class SelfPlayConfig(StageConfig):
     policy_weight: float = 1.0
     move_weight: float = 0.1
     value_weight: float = 1.0
+    trainable: str = "all"
 
     def __post_init__(self):
         validate_config(self)
@@ -100,6 +106,7 @@ def validate_config(cfg: SelfPlayConfig) -> None:
         (EXACT_STATES, ("exact_states",)),
         ("an int >= 1", ("samples",)),
         (one_of(*LEAVES), ("leaf",)),
+        (one_of(*TRAINABLE), ("trainable",)),
         (numbers(0), ("gumbel_scale",)),
         ("> 0", ("value_scale",)),
         (">= 0", ("policy_weight", "move_weight", "value_weight")),
