@@ -198,7 +198,7 @@ def portable(cfg: config_lib.ExperimentConfig, run_dir: Path) -> config_lib.Expe
     the machine that trained it."""
     init_from = cfg.run.init_from
     if init_from and Path(init_from).is_absolute():
-        parts = Path(init_from).parts
-        run_at = len(parts) - 1 - parts[::-1].index("checkpoints") - 1 if "checkpoints" in parts[1:] else len(parts) - 1
-        init_from = "/".join(("runs",) + parts[run_at:])
+        path = Path(init_from)
+        run = path.parents[1] if path.parent.name == "checkpoints" else path  # a checkpoint's run
+        init_from = (Path("runs") / path.relative_to(run.parent)).as_posix()
     return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=f"runs/{run_dir.name}", init_from=init_from))

@@ -115,8 +115,6 @@ def make_optimizer(ppo_cfg: PPOConfig) -> optax.GradientTransformation:
     return optimizers.trainable_only(optimizer, ppo_cfg.trainable)
 
 
-
-
 def init_ppo_state(
     key: jax.Array, env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig, ppo_cfg: PPOConfig,
     params: Any = None, curriculum_cfg: curriculum_lib.CurriculumConfig | None = None,

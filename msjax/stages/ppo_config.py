@@ -11,8 +11,6 @@ from msjax.optimizers import TRAINABLE
 from msjax.stages.spec import StageConfig, check_stage_fields
 
 
-
-
 @dataclasses.dataclass(frozen=True)
 class PPOConfig(StageConfig):
     """PPO hyper-parameters; the defaults are the seed's. The shared fields of a stage are
