@@ -163,9 +163,10 @@ def views():
     return states, keys, layouts
 
 
-@functools.partial(jax.jit, static_argnums=(3, 4))
-def policy(agent, states, keys, simulations, leaf):
-    return search.search_policy(search.network_search(agent, simulations, 64, leaf, limits=LIMITS), states, keys)
+@functools.partial(jax.jit, static_argnums=(3, 4, 5))
+def policy(agent, states, keys, simulations, leaf, endgame=0):
+    player = search.network_search(agent, simulations, 64, leaf, endgame, limits=LIMITS)
+    return search.search_policy(player, states, keys)
 
 
 def mine_chances(fits: np.ndarray) -> np.ndarray:
@@ -215,6 +216,57 @@ def test_safe_leaves_with_every_reveal_considered_take_the_safest(flat_agent, vi
         guesses += searched[game]
     assert guesses >= 5
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def survival(fits: np.ndarray, revealed: np.ndarray, cell: int, neighbours) -> float:
+    """The chance, over the layouts ``fits`` (bool[L, HW]), that ``cell`` is safe and that
+    the view after it shows its number has a cell at least as safe as its safest (1 where
+    one is certainly safe or the game is won), by brute force."""
+    score = 0.0
+    for number in range(9):
+        after = fits[~fits[:, cell] & (fits[:, neighbours[cell]].sum(axis=1) == number)]
+        if len(after):
+            hidden = ~revealed & (np.arange(fits.shape[1]) != cell)
+            best = 1.0 if not hidden.any() else 1.0 - after[:, hidden].mean(axis=0).min()
+            score += len(after) / len(fits) * best
+    return score
+
+
+def test_survival_leaves_with_every_reveal_considered_take_the_best_survival(flat_agent, views):
+    """Each click worth its chance to survive it and the next guess (brute force over the
+    view's layouts): with every reveal considered the search takes the best."""
+    states, keys, layouts = views
+    actions, _, searched = (np.asarray(x) for x in policy(flat_agent, states, keys, 16, "survival"))
+    neighbours = [list(n) for n in neighbour_lists(ENV.H, ENV.W)]
+    decided = 0
+    for game, fits in enumerate(layouts):
+        if fits is None or not searched[game]:
+            continue
+        revealed = np.asarray(states.revealed[game]).reshape(-1)
+        scores = {cell: survival(fits, revealed, cell, neighbours) for cell in np.flatnonzero(~revealed)}
+        assert scores[actions[game]] == pytest.approx(max(scores.values()), abs=1e-5)
+        safest = np.flatnonzero(~revealed)[np.argmin(mine_chances(fits)[~revealed])]
+        decided += not np.isclose(scores[safest], max(scores.values()))
+    assert searched.sum() >= 5 and decided >= 1  # on some view the safest cell is not the best
+
+
+def test_the_endgame_plays_the_optimal_click_where_few_layouts_fit(agent):
+    """With ``endgame=L`` a guess view that at most ``L`` layouts fit plays the click of
+    highest win chance under optimal play afterwards (the brute-force expectimax; on each
+    view it is neither the safest cell nor, with one simulation, the search's), unsearched."""
+    states = [position(text, ENV) for text in GUESSES]
+    solvers = [Expectimax(np.asarray(s.revealed), np.asarray(s.counts), ENV.mine_count) for s in states]
+    bound = max(len(solver.layouts) for solver in solvers)
+    batch = jax.tree.map(lambda *x: jnp.stack(x), *states)
+    keys = jax.random.split(jax.random.key(3), len(states))
+    actions, weights, searched = (np.asarray(x) for x in policy(agent, batch, keys, 1, "safe", bound))
+    for solver, action in zip(solvers, actions):
+        clicks = {cell: solver.click(*solver.root, cell) for cell in solver.hidden(solver.root[0])}
+        assert clicks[action] == pytest.approx(max(clicks.values()), abs=1e-6)
+    assert not searched.any()
+    np.testing.assert_array_equal(weights, np.eye(2 * ENV.num_cells)[actions])
+    fewer = np.asarray(policy(agent, batch, keys, 1, "safe", min(len(solver.layouts) for solver in solvers) - 1)[2])
+    assert fewer.all()  # below every view's layout count the search plays them
 
 
 def test_a_proved_safe_cell_is_played_without_search(agent, views):
@@ -284,6 +336,7 @@ def test_one_board_plays_as_in_the_batch(flat_agent, views):
         ({"simulations": 33}, "simulations=33"),
         ({"samples": 0}, "samples=0"),
         ({"leaf": "mines"}, "leaf='mines'"),
+        ({"endgame": 129}, "endgame=129"),
         ({"gumbel_scale": -1.0}, "gumbel_scale=-1.0"),
         ({"value_scale": 0.0}, "value_scale=0.0"),
     ],

@@ -63,12 +63,21 @@ def positive_float(text: str) -> float:
     return value
 
 
-def _count_samples_leaf(text: str, count: str, example: str, largest: int | None = None) -> tuple[int, int, str]:
+def _count_samples_leaf(text: str, count: str, example: str, largest: int | None = None,
+                        leaves: tuple[str, ...] = ("value", "safe"), endgame: int | None = None) -> tuple:
     """``COUNT,N,LEAF`` as ``(COUNT, N, LEAF)``: two integers, COUNT in [1, ``largest``] (>= 1
-    without one) and N >= 1, and ``value`` or ``safe``; ``count`` names COUNT in the errors."""
+    without one) and N >= 1, and one of ``leaves``; ``count`` names COUNT in the errors. With
+    ``endgame`` (its largest value) a fourth item ``L`` may follow, in [0, ``endgame``]:
+    ``(COUNT, N, LEAF, L)``."""
     parts = text.split(",")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or parts[2] not in ("value", "safe"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be {count},N,LEAF: two integers >= 1 and value or safe (e.g. {example})")
+    form = f"{count},N,LEAF" + (",L" if endgame is not None else "")
+    sizes = (3, 4) if endgame is not None else (3,)
+    if (len(parts) not in sizes or not all(p.isdigit() for p in parts[:2] + parts[3:])
+            or parts[2] not in leaves):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} must be {form}: integers >= 1 and LEAF one of {', '.join(leaves)}"
+            + (f", then optionally L, the endgame's most layouts (0 to {endgame})" if endgame is not None else "")
+            + f" (e.g. {example})")
     first, samples = int(parts[0]), int(parts[1])
     if largest is None and (first < 1 or samples < 1):
         raise argparse.ArgumentTypeError(f"{text!r}: {count} and N must be >= 1")
@@ -76,6 +85,11 @@ def _count_samples_leaf(text: str, count: str, example: str, largest: int | None
         raise argparse.ArgumentTypeError(f"{text!r}: {count}={first} must be in [1, {largest}]")
     if samples < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: N={samples} must be >= 1")
+    if len(parts) == 4:
+        layouts = int(parts[3])
+        if layouts > endgame:
+            raise argparse.ArgumentTypeError(f"{text!r}: L={layouts} must be in [0, {endgame}]")
+        return first, samples, parts[2], layouts
     return first, samples, parts[2]
 
 
@@ -85,12 +99,16 @@ def lookahead(text: str) -> tuple[int, int, str]:
     return _count_samples_leaf(text, "K", "4,16,value")
 
 
-def search_spec(text: str) -> tuple[int, int, str]:
-    """argparse type: ``SIMS,N,LEAF`` (``search.network_search``'s simulations, 1 to 32,
-    drawn layouts and leaf value: ``value`` or ``safe``), e.g. ``8,16,value``."""
-    from msjax.search.network_search import MAX_SIMULATIONS
+def search_spec(text: str) -> tuple:
+    """argparse type: ``SIMS,N,LEAF[,L]`` (``search.network_search``'s simulations, 1 to 32,
+    drawn layouts, leaf value: ``value``, ``safe`` or ``survival``, and optionally the
+    endgame's most layouts, 0 to ``search.MAX_ENDGAME_LAYOUTS``), e.g. ``8,16,value`` or
+    ``4,16,survival,32``."""
+    from msjax.search.endgame import MAX_ENDGAME_LAYOUTS
+    from msjax.search.network_search import LEAVES, MAX_SIMULATIONS
 
-    return _count_samples_leaf(text, "SIMS", "8,16,value", MAX_SIMULATIONS)
+    return _count_samples_leaf(text, "SIMS", "8,16,value or 4,16,survival,32", MAX_SIMULATIONS, LEAVES,
+                               MAX_ENDGAME_LAYOUTS)
 
 
 def solver_fields(text: str) -> dict:

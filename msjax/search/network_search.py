@@ -14,7 +14,13 @@ On each view of a batch (``search_policy``):
    from the analysis times the mean, over ``N = samples`` layouts drawn uniformly for the
    view (``sample_layouts``; the same draws for every click), of the leaf value of the view
    the click leads to on the draws where it is safe (1 where the click wins; the network's
-   value head, or 1 everywhere with ``leaf="safe"``, the control).
+   value head, or 1 everywhere with ``leaf="safe"``, the control). With
+   ``leaf="survival"`` a click is worth its exact chance to survive this guess and the next
+   one (the search player's survival score at depth 1, ``search.lookahead.survival_scores``:
+   every number the cell can show analysed exactly, no draws).
+4. With ``endgame=L``, a guess view that at most ``L`` layouts fit is solved over its whole
+   game tree (``search.solve_endgame``, the search player's endgame) and its best click is
+   played without search, as a proof is.
 
 The tree stops at the root's children (``max_depth=1``): a click is a chance node whose
 outcomes (the number the cell shows and the cascade it opens) are many views, one per
@@ -53,11 +59,15 @@ from flax import struct
 from msjax import env as ms_env
 from msjax import models
 from msjax.checks import Allowed, check_value, ints, numbers
+from msjax.search.endgame import MAX_ENDGAME_LAYOUTS, within_bound
+from msjax.search.guess import endgame_cell
 from msjax.search.leaves import check_search_agent, clicked_views, draw_layouts, mean_over_safe_draws, network_values
+from msjax.search.lookahead import NUMBERS, survival_scores
 from msjax.solver import ExactLimits, exact_analysis
 from msjax.solver.grid import in_chunks
+from msjax.solver.types import View
 
-LEAVES = ("value", "safe")
+LEAVES = ("value", "safe", "survival")
 """What ``NetworkSearch.leaf`` may value a view by, besides a function of the views."""
 MAX_SIMULATIONS = 32
 """The most simulations (clicks considered) a root may have."""
@@ -76,12 +86,16 @@ class NetworkSearch:
       simulations: the root's budget, the clicks considered and valued (static, 1..32).
       samples: ``N``, the layouts drawn per view that every click is played on (static).
       leaf: the worth of a view a click leads to: ``"value"``, the network's value head;
-        ``"safe"``, 1 (so a click is worth its exact chance to be safe: the control); or a
-        ``LeafValue`` function (an oracle in tests). A winning click is worth 1 (static).
+        ``"safe"``, 1 (so a click is worth its exact chance to be safe: the control);
+        ``"survival"``, its best chance of a safe cell (so a click is worth its exact
+        chance to survive this guess and the next, no draws); or a ``LeafValue`` function
+        (an oracle in tests). A winning click is worth 1 (static).
       gumbel_scale: the Gumbel noise on the root's logits (static): 0 plays
         deterministically (evaluation), 1 is Gumbel AlphaZero's sampling (self-play).
       value_scale: ``c_scale`` of sigma(completed Q), the weight of the values against
         the prior's logits (static; mctx's default 0.1).
+      endgame: ``L``, the guess views that at most ``L`` layouts fit play the exhaustive
+        endgame's best click, unsearched; 0: none (static, 0..``MAX_ENDGAME_LAYOUTS``).
       limits: the static sizes of the exact analysis and draws.
     """
 
@@ -89,6 +103,7 @@ class NetworkSearch:
     simulations: int = struct.field(pytree_node=False)
     samples: int = struct.field(pytree_node=False, default=16)
     leaf: str | LeafValue = struct.field(pytree_node=False, default="value")
+    endgame: int = struct.field(pytree_node=False, default=0)
     gumbel_scale: float = struct.field(pytree_node=False, default=0.0)
     value_scale: float = struct.field(pytree_node=False, default=0.1)
     limits: ExactLimits = struct.field(pytree_node=False, default=ExactLimits())
@@ -119,24 +134,25 @@ LEAF = Allowed(f"one of {', '.join(map(repr, LEAVES))} or a function of the view
 
 
 def network_search(
-    agent: Any, simulations: int = 8, samples: int = 16, leaf: str | LeafValue = "value", gumbel_scale: float = 0.0,
-    value_scale: float = 0.1, limits: ExactLimits = ExactLimits(),
+    agent: Any, simulations: int = 8, samples: int = 16, leaf: str | LeafValue = "value", endgame: int = 0,
+    gumbel_scale: float = 0.0, value_scale: float = 0.1, limits: ExactLimits = ExactLimits(),
 ) -> NetworkSearch:
     """``agent`` with its guesses searched (``NetworkSearch``'s fields).
 
     Raises:
       ValueError: an argument out of its range, named with its value (``simulations`` not
-        in 1..32, ``samples`` below 1, another ``leaf``, a negative ``gumbel_scale``, a
-        ``value_scale`` not above 0), or an agent with proofs, sampling, a board mix or
-        carried beliefs.
+        in 1..32, ``samples`` below 1, another ``leaf``, ``endgame`` not in
+        0..``MAX_ENDGAME_LAYOUTS``, a negative ``gumbel_scale``, a ``value_scale`` not above
+        0), or an agent with proofs, sampling, a board mix or carried beliefs.
     """
     check_value("network_search", "simulations", simulations, ints(1, MAX_SIMULATIONS))
     check_value("network_search", "samples", samples, ints(1))
     check_value("network_search", "leaf", leaf, LEAF)
+    check_value("network_search", "endgame", endgame, ints(0, MAX_ENDGAME_LAYOUTS))
     check_value("network_search", "gumbel_scale", gumbel_scale, numbers(0))
     check_value("network_search", "value_scale", value_scale, numbers(0, low_open=True))
     check_search_agent(agent, "the network search")
-    return NetworkSearch(agent, simulations, samples, leaf, float(gumbel_scale), float(value_scale), limits)
+    return NetworkSearch(agent, simulations, samples, leaf, endgame, float(gumbel_scale), float(value_scale), limits)
 
 
 def search_policy(
@@ -153,8 +169,8 @@ def search_policy(
       ``(actions, action_weights, searched)``: int32[B], the moves; f32[B, A] over the
       env's ``A = 2 * H * W`` actions, the improved policy (mctx's ``action_weights``,
       softmax(logits + sigma(completed Q)) over the legal reveals, 0 on flags) where
-      ``searched``, else the one-hot of the move (a proof, or the policy alone); bool[B],
-      the view was a guess and searched.
+      ``searched``, else the one-hot of the move (a proof, the endgame's click or the
+      policy alone); bool[B], the view was a guess and searched.
     """
     agent = player.agent
     env_cfg, num_cells, num_boards = agent.env_cfg, agent.env_cfg.num_cells, keys.shape[0]
@@ -167,14 +183,20 @@ def search_policy(
     proved = legal_reveals & analysis.safe.reshape(num_boards, -1)
     has_proof = jnp.any(proved, axis=1)
     guess = analysed & ~has_proof
-    safe_chance = 1.0 - analysis.mine_prob.reshape(num_boards, -1)
-    inputs = (states, keys, reveal_logits, legal_reveals, safe_chance, root_values)
+    ended = jnp.full(num_boards, -1, jnp.int32)
+    if player.endgame:
+        near_end = guess & within_bound(analysis.log_layouts, player.endgame)
+        view = View(jnp.moveaxis(states.revealed, 0, -1), jnp.moveaxis(states.counts, 0, -1), states.mine_count)
+        ended = endgame_cell(view, near_end, analysis.log_layouts, ended, keys, player.endgame, player.limits)
+    guess = guess & (ended < 0)
+    inputs = (states, keys, reveal_logits, legal_reveals, analysis.mine_prob, analysis.log_layouts, root_values)
     empty = (jnp.zeros(num_boards, jnp.int32), jnp.zeros((num_boards, num_cells)))
     chunk = max(1, num_boards // 16)
     searched_actions, weights = in_chunks(guess, chunk, functools.partial(_search_views, player), inputs, empty, axis=0)
     favourite_proved = jnp.argmax(models.masked_logits(reveal_logits, proved), axis=1)
     policy = jax.vmap(models.choose_action, in_axes=(0, 0, 0, None))(logits, legal, keys, True)
-    actions = jnp.where(guess, searched_actions, jnp.where(analysed & has_proof, favourite_proved, policy))
+    unsearched = jnp.where(ended >= 0, ended, jnp.where(analysed & has_proof, favourite_proved, policy))
+    actions = jnp.where(guess, searched_actions, unsearched)
     actions = actions.astype(jnp.int32)
     num_actions = legal.shape[1]
     padded = jnp.pad(weights, ((0, 0), (0, num_actions - num_cells)))
@@ -188,15 +210,16 @@ def _search_views(player: NetworkSearch, inputs) -> tuple[jax.Array, jax.Array]:
     return jax.vmap(functools.partial(_search_view, player))(*inputs)
 
 
-def _search_view(player: NetworkSearch, state, key, reveal_logits, legal_reveals, safe_chance, root_value):
+def _search_view(player: NetworkSearch, state, key, reveal_logits, legal_reveals, mine_prob, log_layouts, root_value):
     """One view's Gumbel root (a batch of one for mctx): ``(int32[], f32[HW])``. The root's
     value (the mixed value that completes the unvisited clicks' Q) is its own leaf value:
-    the value head's (``root_value``), 1 for ``"safe"``, or the leaf function's."""
+    the value head's (``root_value``), 1 for ``"safe"`` and ``"survival"``, or the leaf
+    function's."""
     import mctx  # here, not at the top: the rest of msjax.search (which training imports) loads without it
 
     draw_key, search_key = jax.random.split(key)
-    click_values = _click_values(player, state, draw_key, safe_chance)
-    if player.leaf == "safe":
+    click_values = _click_values(player, state, draw_key, mine_prob, log_layouts)
+    if player.leaf in ("safe", "survival"):
         root_value = jnp.ones_like(root_value)
     elif callable(player.leaf):
         root_value = player.leaf(jax.tree.map(lambda x: x[None], state))[0]
@@ -219,11 +242,23 @@ def _search_view(player: NetworkSearch, state, key, reveal_logits, legal_reveals
     return output.action[0], output.action_weights[0]
 
 
-def _click_values(player: NetworkSearch, state, key, safe_chance) -> Callable[[Any, jax.Array], jax.Array]:
+def _click_values(player: NetworkSearch, state, key, mine_prob, log_layouts) -> Callable[[Any, jax.Array], jax.Array]:
     """``(params, cells int32[1]) -> f32[1]``: a click's value on one view (the module
-    docstring's ``Q``), its layouts drawn once with ``key`` for every click."""
+    docstring's ``Q``; ``mine_prob`` f32[H, W] and ``log_layouts`` f32[] from its exact
+    analysis), its layouts drawn once with ``key`` for every click."""
+    safe_chance = 1.0 - mine_prob.reshape(-1)
     if player.leaf == "safe":  # every view worth 1: the exact chance alone, no draws
         return lambda params, cells: safe_chance[cells]
+    if player.leaf == "survival":  # each number the cell can show analysed exactly, no draws
+
+        def survival(params, cells):
+            score, _ = survival_scores(
+                state.revealed[None], state.counts[None], state.mine_count[None], log_layouts[None], mine_prob[None],
+                cells[None], jnp.ones((1, 1), bool), 1, 0.0, player.limits, chunk=NUMBERS,
+            )
+            return score[0]
+
+        return survival
     one = jax.tree.map(lambda x: x[None], state)
     layouts = draw_layouts(key[None], one, player.samples, player.limits)
     agent = player.agent

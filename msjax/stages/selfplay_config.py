@@ -9,6 +9,7 @@ import dataclasses
 from msjax import losses
 from msjax.checks import Allowed, check_fields, ints, numbers, one_of
 from msjax.optimizers import TRAINABLE
+from msjax.search.endgame import MAX_ENDGAME_LAYOUTS
 from msjax.search.network_search import LEAVES, MAX_SIMULATIONS
 from msjax.solver import ExactLimits
 from msjax.stages.spec import StageConfig, check_stage_fields
@@ -40,9 +41,13 @@ class SelfPlayConfig(StageConfig):
       samples: layouts drawn per guess view that every considered click is played on, >= 1.
       leaf: what a view after a click is worth to the search: ``"safe"`` (the default), 1,
         so a click is worth its exact chance to be safe (the search without the value
-        head), or ``"value"``, the value head, which this stage trains: the imitation
-        leaves it untrained, so it can guide the search only from a network whose value
-        head self-play (or PPO) has trained.
+        head), ``"survival"``, its best chance of a safe cell (a click worth its exact
+        chance to survive this guess and the next), or ``"value"``, the value head, which
+        this stage trains: the imitation leaves it untrained, so it can guide the search
+        only from a network whose value head self-play (or PPO) has trained.
+      endgame: the guess views that at most this many layouts fit play the exhaustive
+        endgame's best click, unsearched (0, the default: none; at most
+        ``search.MAX_ENDGAME_LAYOUTS``).
       gumbel_scale: the Gumbel noise of the root's choice, >= 0: 1 (the default) is Gumbel
         AlphaZero's self-play, sampling the move played among the considered clicks; 0 plays
         the search's best.
@@ -79,6 +84,7 @@ class SelfPlayConfig(StageConfig):
     simulations: int = 8
     samples: int = 16
     leaf: str = "safe"
+    endgame: int = 0
     gumbel_scale: float = 1.0
     value_scale: float = 0.1
     exact_states: int = 0
@@ -103,6 +109,7 @@ def validate_config(cfg: SelfPlayConfig) -> None:
     check_stage_fields(cfg)
     check_fields(cfg, (
         (ints(1, MAX_SIMULATIONS), ("simulations",)),
+        (ints(0, MAX_ENDGAME_LAYOUTS), ("endgame",)),
         (EXACT_STATES, ("exact_states",)),
         ("an int >= 1", ("samples",)),
         (one_of(*LEAVES), ("leaf",)),
