@@ -310,6 +310,28 @@ def test_one_simulation_plays_the_policy_favourite_reveal(agent, views):
     assert (weights[searched][:, :ENV.num_cells][~hidden[searched]] == 0).all()
 
 
+def test_a_tolerance_keeps_the_root_to_the_nearly_safest_cells(agent, views):
+    """With ``tolerance=0.2`` and one simulation the guess is the policy's favourite among
+    the cells at least 0.8 times as safe as the safest (by brute force over the layouts),
+    and the improved policy is 0 on every other cell."""
+    states, keys, layouts = views
+    player = search.network_search(agent, 1, 4, "safe", tolerance=0.2, limits=LIMITS)
+    actions, weights, searched = (np.asarray(x) for x in jax.jit(search.search_policy)(player, states, keys))
+    obs = jax.vmap(ms_env.observe, in_axes=(0, None))(states, ENV)
+    logits = np.asarray(policy_logits(agent, obs))[:, :ENV.num_cells]
+    narrowed = 0
+    for game, fits in enumerate(layouts):
+        if fits is None or not searched[game]:
+            continue
+        hidden = ~np.asarray(states.revealed[game]).reshape(-1)
+        safety = 1.0 - mine_chances(fits)
+        near = hidden & (safety >= 0.8 * safety[hidden].max() - 1e-6)
+        assert actions[game] == np.flatnonzero(near)[np.argmax(logits[game][near])]
+        assert (weights[game][:ENV.num_cells][~near] == 0).all()
+        narrowed += np.argmax(np.where(hidden, logits[game], -np.inf)) != actions[game]
+    assert searched.sum() >= 5 and narrowed >= 1  # the policy's favourite was left out somewhere
+
+
 def test_gumbel_noise_is_drawn_from_each_board_key(agent, views):
     states, keys, _ = views
     play = jax.jit(lambda s, k: search.network_search(agent, 1, 4, "safe", gumbel_scale=1.0, limits=LIMITS).act_batch(s, k))
@@ -337,6 +359,7 @@ def test_one_board_plays_as_in_the_batch(flat_agent, views):
         ({"samples": 0}, "samples=0"),
         ({"leaf": "mines"}, "leaf='mines'"),
         ({"endgame": 129}, "endgame=129"),
+        ({"tolerance": 0.0}, r"tolerance=0.0 must be a number in \(0, 1\]"),
         ({"gumbel_scale": -1.0}, "gumbel_scale=-1.0"),
         ({"value_scale": 0.0}, "value_scale=0.0"),
     ],

@@ -206,7 +206,8 @@ def test_look_ahead_and_search_rows_follow_their_agent_on_the_same_boards(tmp_pa
 @pytest.mark.parametrize(
     ("spec", "message"),
     [("33,16,safe", "SIMS=33 must be in [1, 32]"), ("4,0,value", "N=0 must be >= 1"),
-     ("4,16", "must be SIMS,N,LEAF,L"), ("4,16,survival,999", "L=999 must be in [0, 128]")],
+     ("4,16", "must be SIMS,N,LEAF,L,T"), ("4,16,survival,999", "L=999 must be in [0, 128]"),
+     ("4,16,survival,32,0", "T=0.0 must be in (0, 1]"), ("4,16,survival,32,x", "must be SIMS,N,LEAF,L,T")],
 )
 def test_a_bad_search_spec_is_one_argparse_line(capsys, spec, message):
     with pytest.raises(SystemExit) as exit_info:

@@ -147,6 +147,7 @@ def test_a_guess_views_policy_target_is_the_search_improved_policy_and_a_proofs_
         ({"samples": 0}, r"SelfPlayConfig\.samples=0 must be an int >= 1"),
         ({"leaf": "oracle"}, r"SelfPlayConfig\.leaf='oracle' must be one of 'value', 'safe', 'survival'"),
         ({"endgame": 129}, r"SelfPlayConfig\.endgame=129 must be an int in \[0, 128\]"),
+        ({"tolerance": 1.5}, r"SelfPlayConfig\.tolerance=1.5 must be a number in \(0, 1\]"),
         ({"gumbel_scale": -1.0}, r"SelfPlayConfig\.gumbel_scale=-1.0 must be a number >= 0"),
         ({"value_scale": 0.0}, r"SelfPlayConfig\.value_scale=0.0 must be > 0"),
         ({"policy_weight": -1.0}, r"SelfPlayConfig\.policy_weight=-1.0 must be >= 0"),

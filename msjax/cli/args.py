@@ -67,16 +67,17 @@ def _count_samples_leaf(text: str, count: str, example: str, largest: int | None
                         leaves: tuple[str, ...] = ("value", "safe"), endgame: int | None = None) -> tuple:
     """``COUNT,N,LEAF`` as ``(COUNT, N, LEAF)``: two integers, COUNT in [1, ``largest``] (>= 1
     without one) and N >= 1, and one of ``leaves``; ``count`` names COUNT in the errors. With
-    ``endgame`` (its largest value) a fourth item ``L`` may follow, in [0, ``endgame``]:
-    ``(COUNT, N, LEAF, L)``."""
+    ``endgame`` (its largest value) an integer ``L`` in [0, ``endgame``] may follow, then a
+    number ``T`` in (0, 1]: ``(COUNT, N, LEAF, L)`` or ``(COUNT, N, LEAF, L, T)``."""
     parts = text.split(",")
-    form = f"{count},N,LEAF" + (",L" if endgame is not None else "")
-    sizes = (3, 4) if endgame is not None else (3,)
-    if (len(parts) not in sizes or not all(p.isdigit() for p in parts[:2] + parts[3:])
-            or parts[2] not in leaves):
+    form = f"{count},N,LEAF" + (",L,T" if endgame is not None else "")
+    sizes = (3, 4, 5) if endgame is not None else (3,)
+    if (len(parts) not in sizes or not all(p.isdigit() for p in parts[:2] + parts[3:4])
+            or parts[2] not in leaves or not all(_is_float(p) for p in parts[4:])):
         raise argparse.ArgumentTypeError(
             f"{text!r} must be {form}: integers >= 1 and LEAF one of {', '.join(leaves)}"
-            + (f", then optionally L, the endgame's most layouts (0 to {endgame})" if endgame is not None else "")
+            + (f", then optionally L, the endgame's most layouts (0 to {endgame}), and T, the tolerance of the "
+               "root's clicks (0 < T <= 1)" if endgame is not None else "")
             + f" (e.g. {example})")
     first, samples = int(parts[0]), int(parts[1])
     if largest is None and (first < 1 or samples < 1):
@@ -85,12 +86,26 @@ def _count_samples_leaf(text: str, count: str, example: str, largest: int | None
         raise argparse.ArgumentTypeError(f"{text!r}: {count}={first} must be in [1, {largest}]")
     if samples < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: N={samples} must be >= 1")
-    if len(parts) == 4:
+    rest = ()
+    if len(parts) >= 4:
         layouts = int(parts[3])
         if layouts > endgame:
             raise argparse.ArgumentTypeError(f"{text!r}: L={layouts} must be in [0, {endgame}]")
-        return first, samples, parts[2], layouts
-    return first, samples, parts[2]
+        rest = (layouts,)
+    if len(parts) == 5:
+        tolerance = float(parts[4])
+        if not 0 < tolerance <= 1:
+            raise argparse.ArgumentTypeError(f"{text!r}: T={tolerance} must be in (0, 1]")
+        rest = rest + (tolerance,)
+    return (first, samples, parts[2]) + rest
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def lookahead(text: str) -> tuple[int, int, str]:
@@ -100,14 +115,14 @@ def lookahead(text: str) -> tuple[int, int, str]:
 
 
 def search_spec(text: str) -> tuple:
-    """argparse type: ``SIMS,N,LEAF[,L]`` (``search.network_search``'s simulations, 1 to 32,
-    drawn layouts, leaf value: ``value``, ``safe`` or ``survival``, and optionally the
-    endgame's most layouts, 0 to ``search.MAX_ENDGAME_LAYOUTS``), e.g. ``8,16,value`` or
-    ``4,16,survival,32``."""
+    """argparse type: ``SIMS,N,LEAF[,L[,T]]`` (``search.network_search``'s simulations, 1 to
+    32, drawn layouts, leaf value: ``value``, ``safe`` or ``survival``, and optionally the
+    endgame's most layouts, 0 to ``search.MAX_ENDGAME_LAYOUTS``, then the tolerance of the
+    root's clicks, in (0, 1]), e.g. ``8,16,value`` or ``4,16,survival,32,0.1``."""
     from msjax.search.endgame import MAX_ENDGAME_LAYOUTS
     from msjax.search.network_search import LEAVES, MAX_SIMULATIONS
 
-    return _count_samples_leaf(text, "SIMS", "8,16,value or 4,16,survival,32", MAX_SIMULATIONS, LEAVES,
+    return _count_samples_leaf(text, "SIMS", "8,16,value or 4,16,survival,32,0.1", MAX_SIMULATIONS, LEAVES,
                                MAX_ENDGAME_LAYOUTS)
 
 

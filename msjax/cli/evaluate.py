@@ -5,7 +5,7 @@ Usage::
 
     python -m msjax evaluate (--agent runs/NAME|NAME | --solver) [--board beginner|intermediate|expert|HxWxM]
                              [--episodes N] [--seed S] [--safe-first-click] [--first-click ROW,COL]
-                             [--lookahead K,N,LEAF | --search SIMS,N,LEAF[,L]]
+                             [--lookahead K,N,LEAF | --search SIMS,N,LEAF[,L[,T]]]
 
 Progress (games done, rate, time left) goes to stderr: a bar on a terminal, elsewhere a
 plain line as each batch ends (at most one every ten seconds); the figures go to stdout.
@@ -94,12 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
         "on N drawn layouts (search.policy_lookahead), e.g. 4,16,value",
     )
     parser.add_argument(
-        "--search", type=search_spec, metavar="SIMS,N,LEAF[,L]",
+        "--search", type=search_spec, metavar="SIMS,N,LEAF[,L[,T]]",
         help="the agent searches its guesses: a proved-safe reveal without search, else Gumbel AlphaZero's root over "
         "its reveals with SIMS simulations (1 to 32), each click worth its exact chance to be safe times the mean "
         "value (LEAF: value, the value head; safe, 1) of the views it leads to on N drawn layouts, or (survival) "
         "its exact chance to survive the next guess too; L: the exhaustive endgame's click where at most L layouts "
-        "fit (search.network_search), e.g. 8,16,value or 4,16,survival,32",
+        "fit; T: only the cells at least 1-T times as safe as the safest are searched (search.network_search), "
+        "e.g. 8,16,value or 4,16,survival,32,0.1",
     )
     parser.add_argument(
         "--loss-causes", action="store_true",

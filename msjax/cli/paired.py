@@ -17,14 +17,14 @@ valued by ``value`` or ``safe``):
 
     python -m msjax paired runs/small --lookahead 4,16,safe --lookahead 4,16,value
 
-``--search SIMS,N,LEAF[,L]`` (repeatable) adds, after each agent, the agent searching its
+``--search SIMS,N,LEAF[,L[,T]]`` (repeatable) adds, after each agent, the agent searching its
 guesses (``search.network_search``: Gumbel AlphaZero's root with ``SIMS`` simulations, 1 to
 32, each click worth its exact chance to be safe times the mean leaf value, ``value`` or
 ``safe``, of the views it leads to on ``N`` drawn layouts, or with ``survival`` its exact
 chance to survive the next guess too; ``L``: the exhaustive endgame where at most ``L``
-layouts fit):
+layouts fit; ``T``: only the cells at least ``1 - T`` times as safe as the safest searched):
 
-    python -m msjax paired beginner --search 4,16,safe --search 4,16,survival,32 --games 1000 --seed 7
+    python -m msjax paired beginner --search 4,16,safe --search 4,16,survival,32,0.1 --games 1000 --seed 7
 
 ``--symmetric`` adds, after each agent, the agent with its outputs averaged over the board's
 symmetries (``Agent.symmetrised``: 8 on a square board, 4 on a rectangle).
@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch", type=cli_args.positive_int, default=1000, help="games stepped together")
     parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
                         help="also each agent with this look-ahead on top (repeatable)")
-    parser.add_argument("--search", action="append", default=[], metavar="SIMS,N,LEAF[,L]", type=cli_args.search_spec,
+    parser.add_argument("--search", action="append", default=[], metavar="SIMS,N,LEAF[,L[,T]]", type=cli_args.search_spec,
                         help="also each agent searching its guesses (Gumbel root, SIMS simulations; repeatable)")
     parser.add_argument("--symmetric", action="store_true",
                         help="also each agent averaged over the board's symmetries")

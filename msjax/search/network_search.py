@@ -9,7 +9,9 @@ On each view of a batch (``search_policy``):
 2. Before the first click, and where the view is beyond the analysis' limits, the policy
    plays alone (greedy).
 3. Elsewhere (a guess) ``mctx.gumbel_muzero_policy`` searches the root: the prior is the
-   policy's logits over the legal reveals, and a click ``c`` is worth
+   policy's logits over the legal reveals (with ``tolerance=t`` below 1, over those at
+   least ``1 - t`` times as safe as the safest, ``search.nearly_safest``: the search
+   player's candidates), and a click ``c`` is worth
    ``Q(c) = P(c safe | view) * mean_n leaf(view after c on layout n)``: the exact chance
    from the analysis times the mean, over ``N = samples`` layouts drawn uniformly for the
    view (``sample_layouts``; the same draws for every click), of the leaf value of the view
@@ -62,7 +64,7 @@ from msjax.checks import Allowed, check_value, ints, numbers
 from msjax.search.endgame import MAX_ENDGAME_LAYOUTS, within_bound
 from msjax.search.guess import endgame_cell
 from msjax.search.leaves import check_search_agent, clicked_views, draw_layouts, mean_over_safe_draws, network_values
-from msjax.search.lookahead import NUMBERS, survival_scores
+from msjax.search.lookahead import NUMBERS, nearly_safest, survival_scores
 from msjax.solver import ExactLimits, exact_analysis
 from msjax.solver.grid import in_chunks
 from msjax.solver.types import View
@@ -96,6 +98,8 @@ class NetworkSearch:
         the prior's logits (static; mctx's default 0.1).
       endgame: ``L``, the guess views that at most ``L`` layouts fit play the exhaustive
         endgame's best click, unsearched; 0: none (static, 0..``MAX_ENDGAME_LAYOUTS``).
+      tolerance: ``t``, the root's clicks are the legal reveals at least ``1 - t`` times as
+        safe as the safest; 1: every legal reveal (static, in (0, 1]).
       limits: the static sizes of the exact analysis and draws.
     """
 
@@ -104,6 +108,7 @@ class NetworkSearch:
     samples: int = struct.field(pytree_node=False, default=16)
     leaf: str | LeafValue = struct.field(pytree_node=False, default="value")
     endgame: int = struct.field(pytree_node=False, default=0)
+    tolerance: float = struct.field(pytree_node=False, default=1.0)
     gumbel_scale: float = struct.field(pytree_node=False, default=0.0)
     value_scale: float = struct.field(pytree_node=False, default=0.1)
     limits: ExactLimits = struct.field(pytree_node=False, default=ExactLimits())
@@ -135,24 +140,26 @@ LEAF = Allowed(f"one of {', '.join(map(repr, LEAVES))} or a function of the view
 
 def network_search(
     agent: Any, simulations: int = 8, samples: int = 16, leaf: str | LeafValue = "value", endgame: int = 0,
-    gumbel_scale: float = 0.0, value_scale: float = 0.1, limits: ExactLimits = ExactLimits(),
+    tolerance: float = 1.0, gumbel_scale: float = 0.0, value_scale: float = 0.1, limits: ExactLimits = ExactLimits(),
 ) -> NetworkSearch:
     """``agent`` with its guesses searched (``NetworkSearch``'s fields).
 
     Raises:
       ValueError: an argument out of its range, named with its value (``simulations`` not
         in 1..32, ``samples`` below 1, another ``leaf``, ``endgame`` not in
-        0..``MAX_ENDGAME_LAYOUTS``, a negative ``gumbel_scale``, a ``value_scale`` not above
+        0..``MAX_ENDGAME_LAYOUTS``, ``tolerance`` not in (0, 1], a negative ``gumbel_scale``, a ``value_scale`` not above
         0), or an agent with proofs, sampling, a board mix or carried beliefs.
     """
     check_value("network_search", "simulations", simulations, ints(1, MAX_SIMULATIONS))
     check_value("network_search", "samples", samples, ints(1))
     check_value("network_search", "leaf", leaf, LEAF)
     check_value("network_search", "endgame", endgame, ints(0, MAX_ENDGAME_LAYOUTS))
+    check_value("network_search", "tolerance", tolerance, numbers(0, 1, low_open=True))
     check_value("network_search", "gumbel_scale", gumbel_scale, numbers(0))
     check_value("network_search", "value_scale", value_scale, numbers(0, low_open=True))
     check_search_agent(agent, "the network search")
-    return NetworkSearch(agent, simulations, samples, leaf, endgame, float(gumbel_scale), float(value_scale), limits)
+    return NetworkSearch(agent, simulations, samples, leaf, endgame, float(tolerance), float(gumbel_scale),
+                         float(value_scale), limits)
 
 
 def search_policy(
@@ -189,7 +196,11 @@ def search_policy(
         view = View(jnp.moveaxis(states.revealed, 0, -1), jnp.moveaxis(states.counts, 0, -1), states.mine_count)
         ended = endgame_cell(view, near_end, analysis.log_layouts, ended, keys, player.endgame, player.limits)
     guess = guess & (ended < 0)
-    inputs = (states, keys, reveal_logits, legal_reveals, analysis.mine_prob, analysis.log_layouts, root_values)
+    candidates = legal_reveals
+    if player.tolerance < 1.0:
+        near = nearly_safest(states.revealed, analysis.mine_prob, player.tolerance).reshape(num_boards, -1)
+        candidates = legal_reveals & near
+    inputs = (states, keys, reveal_logits, candidates, analysis.mine_prob, analysis.log_layouts, root_values)
     empty = (jnp.zeros(num_boards, jnp.int32), jnp.zeros((num_boards, num_cells)))
     chunk = max(1, num_boards // 16)
     searched_actions, weights = in_chunks(guess, chunk, functools.partial(_search_views, player), inputs, empty, axis=0)

@@ -113,8 +113,8 @@ def searcher(params: Any, env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConf
     """The network with ``params`` (greedy, alone) searching its guesses as ``sp_cfg`` says."""
     agent = agent_lib.Agent(params=params, model_cfg=model_cfg, env_cfg=env_cfg)
     return search.network_search(
-        agent, sp_cfg.simulations, sp_cfg.samples, sp_cfg.leaf, sp_cfg.endgame, sp_cfg.gumbel_scale,
-        sp_cfg.value_scale, sp_cfg.exact_limits,
+        agent, sp_cfg.simulations, sp_cfg.samples, sp_cfg.leaf, sp_cfg.endgame, sp_cfg.tolerance,
+        sp_cfg.gumbel_scale, sp_cfg.value_scale, sp_cfg.exact_limits,
     )
 
 

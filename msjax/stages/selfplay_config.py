@@ -48,6 +48,9 @@ class SelfPlayConfig(StageConfig):
       endgame: the guess views that at most this many layouts fit play the exhaustive
         endgame's best click, unsearched (0, the default: none; at most
         ``search.MAX_ENDGAME_LAYOUTS``).
+      tolerance: the search's clicks are the legal reveals at least ``1 - tolerance`` times
+        as safe as the safest (the search player's candidates), in (0, 1]; 1 (the
+        default): every legal reveal.
       gumbel_scale: the Gumbel noise of the root's choice, >= 0: 1 (the default) is Gumbel
         AlphaZero's self-play, sampling the move played among the considered clicks; 0 plays
         the search's best.
@@ -85,6 +88,7 @@ class SelfPlayConfig(StageConfig):
     samples: int = 16
     leaf: str = "safe"
     endgame: int = 0
+    tolerance: float = 1.0
     gumbel_scale: float = 1.0
     value_scale: float = 0.1
     exact_states: int = 0
@@ -110,6 +114,7 @@ def validate_config(cfg: SelfPlayConfig) -> None:
     check_fields(cfg, (
         (ints(1, MAX_SIMULATIONS), ("simulations",)),
         (ints(0, MAX_ENDGAME_LAYOUTS), ("endgame",)),
+        (numbers(0, 1, low_open=True), ("tolerance",)),
         (EXACT_STATES, ("exact_states",)),
         ("an int >= 1", ("samples",)),
         (one_of(*LEAVES), ("leaf",)),
