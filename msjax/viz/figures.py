@@ -345,7 +345,16 @@ def plot_compute_curve(
                 ax.plot([peer_steps], [peer_win], marker, color="tab:red", ms=6, label=name)
         ax.set_xlabel(label)
         if ax is axes[0] and log_steps:
-            ax.set_xscale("log")
+            ax.set_xscale("log")  # ticks at the points (and peers), not crowded sub-decade labels
+            ticks = sorted({*x, *(peer_steps for _, peer_steps, _ in peers)})
+            from matplotlib.ticker import NullFormatter
+
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            labels, last = [], 0.0
+            for tick in ticks:  # a label only where it clears the last one (x1.2 on the axis)
+                labels.append(f"{tick:.3g}" if tick >= 1.2 * last else "")
+                last = tick if labels[-1] else last
+            ax.set_xticks(ticks, labels, rotation=30, fontsize=8)
         else:
             ax.set_xlim(left=0)  # the whole cost, from nothing spent
         zoom = [*win, *low, *high, *(level for _, level in levels), *(w for *_, w in peers)]
