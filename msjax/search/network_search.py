@@ -66,8 +66,7 @@ from msjax.search.guess import endgame_cell
 from msjax.search.leaves import check_search_agent, clicked_views, draw_layouts, mean_over_safe_draws, network_values
 from msjax.search.lookahead import NUMBERS, nearly_safest, survival_scores
 from msjax.solver import ExactLimits, exact_analysis
-from msjax.solver.grid import in_chunks
-from msjax.solver.types import View
+from msjax.solver.grid import in_chunks, player_view
 
 LEAVES = ("value", "safe", "survival")
 """What ``NetworkSearch.leaf`` may value a view by, besides a function of the views."""
@@ -147,8 +146,9 @@ def network_search(
     Raises:
       ValueError: an argument out of its range, named with its value (``simulations`` not
         in 1..32, ``samples`` below 1, another ``leaf``, ``endgame`` not in
-        0..``MAX_ENDGAME_LAYOUTS``, ``tolerance`` not in (0, 1], a negative ``gumbel_scale``, a ``value_scale`` not above
-        0), or an agent with proofs, sampling, a board mix or carried beliefs.
+        0..``MAX_ENDGAME_LAYOUTS``, ``tolerance`` not in (0, 1], a negative
+        ``gumbel_scale``, a ``value_scale`` not above 0), or an agent with proofs,
+        sampling, a board mix or carried beliefs.
     """
     check_value("network_search", "simulations", simulations, ints(1, MAX_SIMULATIONS))
     check_value("network_search", "samples", samples, ints(1))
@@ -193,8 +193,8 @@ def search_policy(
     ended = jnp.full(num_boards, -1, jnp.int32)
     if player.endgame:
         near_end = guess & within_bound(analysis.log_layouts, player.endgame)
-        view = View(jnp.moveaxis(states.revealed, 0, -1), jnp.moveaxis(states.counts, 0, -1), states.mine_count)
-        ended = endgame_cell(view, near_end, analysis.log_layouts, ended, keys, player.endgame, player.limits)
+        ended = endgame_cell(player_view(states, batched=True), near_end, analysis.log_layouts, ended, keys,
+                             player.endgame, player.limits)
     guess = guess & (ended < 0)
     candidates = legal_reveals
     if player.tolerance < 1.0:
