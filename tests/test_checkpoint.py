@@ -11,7 +11,7 @@ from msjax.run import checkpoint as checkpoint_lib
 from msjax.run.agents import load_agent
 from msjax.run.checkpoint import CheckpointError, Checkpoints, DamagedCheckpoint
 from msjax.run.config import apply_overrides
-from msjax.stages import ppo
+from msjax.stages import imitation, ppo
 from tiny_runs import TINY, fresh_ppo_state, saved_run
 
 
@@ -231,3 +231,30 @@ def test_an_evaluation_recorded_after_its_save_competes_for_the_best_checkpoint(
     checkpoints.save(3, fresh_ppo_state(), stage="ppo", update=3, cfg=TINY)
     assert (checkpoints.steps, checkpoints.best_step) == ([1, 3], 1)  # the latest, and the best kept
     assert Checkpoints(tmp_path, read_only=True).best_step == 1
+
+
+def test_an_imitation_restore_after_a_ppo_restore_of_equal_shapes_gets_its_own_structure(tmp_path, monkeypatch):
+    # jax 0.10's PyTreeDef equality ignores a dataclass node's type: the two stages' states
+    # of equal shapes compare equal. A cache that matches calls on that equality and the
+    # leaves' shapes (as jit's did once in CI) must not hand the second restore the first's.
+    cfg = apply_overrides(TINY, ["imitation.enabled=true", f"imitation.num_envs={TINY.ppo.num_envs}"])
+    states = {"ppo": fresh_ppo_state(cfg), "imitation": imitation.STAGE.init_state(jax.random.key(1), cfg, None)}
+    real_eval_shape, seen = jax.eval_shape, []
+
+    def eval_shape_matching_on_equality(fun, *args):
+        signature = (jax.tree.structure(args), [(x.shape, x.dtype) for x in jax.tree.leaves(args)])
+        for known_fun, known_signature, out in seen:
+            if known_fun is fun and known_signature == signature:
+                return out
+        out = real_eval_shape(fun, *args)
+        seen.append((fun, signature, out))
+        return out
+
+    monkeypatch.setattr(jax, "eval_shape", eval_shape_matching_on_equality)
+    checkpoints = Checkpoints(tmp_path)
+    for step, (stage, state) in enumerate(states.items(), start=1):
+        checkpoints.save(step, state, stage=stage, update=1, cfg=cfg)
+    for step, stage in enumerate(states, start=1):
+        restored = checkpoints.restore(step, jax.eval_shape(lambda s: s, states[stage]))
+        assert type(restored) is type(states[stage])
+        assert_trees_identical(restored, states[stage])

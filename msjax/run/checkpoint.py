@@ -103,6 +103,18 @@ def keys_to_data(tree: Any) -> Any:
     return jax.tree.map(lambda x: jax.random.key_data(x) if _is_key(x) else x, tree)
 
 
+def _data_struct(leaf: Any) -> jax.ShapeDtypeStruct:
+    """The shape and dtype that ``keys_to_data`` gives ``leaf`` (concrete or abstract).
+
+    Leaf by leaf, never one trace of the whole state: jax 0.10's ``PyTreeDef`` equality
+    ignores a dataclass node's type, so a ``PPOState`` and an ``ImitationState`` of equal
+    shapes compare equal, and a jit cache matching on it can hand one stage's restore the
+    other's structure (CI hit this once, at random)."""
+    if _is_key(leaf):
+        return jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(leaf.shape, leaf.dtype))
+    return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+
+
 def keys_from_data(tree: Any, template: Any) -> Any:
     """Inverse of ``keys_to_data``: wraps the leaves that are keys in ``template``
     (concrete or abstract) with the default key implementation."""
@@ -309,7 +321,7 @@ class Checkpoints:
         this process's first device (also whatever the devices it was saved from).
         """
         self._require(step)
-        abstract = jax.eval_shape(keys_to_data, template)
+        abstract = jax.tree.map(_data_struct, template)
         # Always name the target devices: Orbax otherwise reuses the saved shardings,
         # which fail on another set of devices.
         local = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
