@@ -223,6 +223,13 @@ class SolverAgent:
         """int32[]: the solver's move on one board."""
         return solver_lib.solver_action(state, key, self.env_cfg, self.solver_cfg, self.guess)[0]
 
+    def act_batch(self, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
+        """int32[B]: ``act`` on each board of a batch (``keys`` ``[B]``), the same moves, by
+        ``solver.batch_solver_action``: only the boards without a proof go on to the guess,
+        in chunks, so a search guess's tables are never built for the whole batch at once
+        (``jax.vmap(act)`` would build them for every board)."""
+        return solver_lib.batch_solver_action(states, keys, self.env_cfg, self.solver_cfg, 0, self.guess)[0]
+
     def mine_probabilities(self, state: ms_env.EnvState) -> jax.Array:
         """f32[H, W]: the solver's mine estimates (proved cells 0/1, layer-4 elsewhere), with
         what the rules make certain at 0 (``env.with_rule_certainties``: before the first

@@ -3,6 +3,7 @@ from the rule solver, and the search's former ``SolverConfig`` names still read.
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from msjax import search, solver
@@ -64,7 +65,6 @@ def test_the_searchs_former_solver_fields_still_read():
 
 
 def test_the_search_player_plays_as_a_solver_agent_through_the_seam():
-    import jax
 
     from msjax import env
     from msjax.agent import SolverAgent
@@ -76,5 +76,8 @@ def test_the_search_player_plays_as_a_solver_agent_through_the_seam():
     guess = search.search_guess(search.SearchConfig(lookahead_candidates=3, endgame_layouts=4), solver_cfg)
     player = SolverAgent(cfg, solver_cfg, guess)
     assert hash(player) == hash(SolverAgent(cfg, solver_cfg, guess))  # a static argument of compiled games
-    won = play_games(player, cfg, 8, 0, 8)["won"]
-    assert jax.numpy.asarray(won).shape == (8,)
+    batched = play_games(player, cfg, 16, 0, 16)
+    one_by_one = play_games(player.act, cfg, 16, 0, 16)  # a plain act: vmapped board by board
+    assert batched["won"].shape == (16,)
+    for name in ("won", "steps", "revealed_cells"):  # act_batch's moves are act's, move for move
+        np.testing.assert_array_equal(batched[name], one_by_one[name], err_msg=name)
