@@ -281,13 +281,32 @@ class FirstClickAt:
         Raises:
           ValueError: ``cell`` is off the board (when traced).
         """
+        opening = self._opening()
+        return jnp.where(state.first_click_done, jnp.asarray(self.player.act(state, key), jnp.int32), opening)
+
+    def act_batch(self, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
+        """int32[B]: ``act`` on a batch (``keys`` ``[B]``), the player's moves from its own
+        ``act_batch`` where it has one (a search, the solver: batched programs that
+        ``jax.vmap`` of their ``act`` would build for every board at once).
+
+        Raises:
+          ValueError: ``cell`` is off the board (when traced).
+        """
+        opening = self._opening()
+        if hasattr(self.player, "act_batch"):
+            moves = self.player.act_batch(states, keys)
+        else:
+            moves = jax.vmap(self.player.act)(states, keys)
+        return jnp.where(states.first_click_done, jnp.asarray(moves, jnp.int32), opening)
+
+    def _opening(self) -> jax.Array:
+        """int32[]: the reveal of ``cell``; ``ValueError`` where it is off the board."""
         row, col = self.cell
         if not (0 <= row < self.env_cfg.H and 0 <= col < self.env_cfg.W):
             raise ValueError(
                 f"FirstClickAt.cell={self.cell!r} is off the {self.env_cfg.H}x{self.env_cfg.W} board"
             )
-        opening = jnp.int32(ms_env.encode_action(row * self.env_cfg.W + col, False, self.env_cfg))
-        return jnp.where(state.first_click_done, jnp.asarray(self.player.act(state, key), jnp.int32), opening)
+        return jnp.int32(ms_env.encode_action(row * self.env_cfg.W + col, False, self.env_cfg))
 
 
 def from_params(params: Any, cfg: Any, greedy: bool = True) -> Agent:

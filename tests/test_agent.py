@@ -1,5 +1,6 @@
 """load_agent: loads from any of a run's paths and plays legal moves on batches of boards."""
 
+import dataclasses
 import functools
 
 import jax
@@ -160,6 +161,28 @@ def test_first_click_at_opens_at_the_cell_then_leaves_the_moves_to_the_player():
         assert int(player.act(started, key)) == int(RandomAgent(cfg).act(started, key))
     with pytest.raises(ValueError, match="off the 4x4 board"):
         FirstClickAt(RandomAgent(cfg), (4, 0), cfg).act(fresh, jax.random.key(1))
+
+
+def test_first_click_at_hands_a_batch_to_the_player_s_own_act_batch():
+    from msjax.agent import FirstClickAt, RandomAgent
+    from msjax.evaluate import play_games
+
+    cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
+
+    @dataclasses.dataclass(frozen=True)
+    class BatchOnly:  # a player whose moves exist only as a batch, as a search's do
+        def act(self, state, key):
+            raise AssertionError("played board by board")
+
+        def act_batch(self, states, keys):
+            return jax.vmap(RandomAgent(cfg).act)(states, keys)
+
+    games = play_games(FirstClickAt(BatchOnly(), (1, 2), cfg), cfg, 8, 0, 8)
+    alone = play_games(FirstClickAt(RandomAgent(cfg), (1, 2), cfg), cfg, 8, 0, 8)
+    for name in ("won", "steps", "revealed_cells"):
+        np.testing.assert_array_equal(games[name], alone[name], err_msg=name)
+    with pytest.raises(ValueError, match="off the 4x4 board"):
+        FirstClickAt(BatchOnly(), (0, 4), cfg).act_batch(ms_env.batch_reset(jax.random.key(0), cfg, 2), None)
 
 
 def test_an_agent_with_proofs_plays_a_proved_safe_cell_and_never_a_proved_mine(run_dir):
