@@ -39,6 +39,15 @@ class Player(Protocol):
     def act(self, state: ms_env.EnvState, key: jax.Array) -> jax.Array: ...
 
 
+def player_actions(player: Any, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
+    """int32[B]: ``player.act`` vmapped over a batch of games (``keys`` ``[B]``), or the
+    player's own ``act_batch(states, keys)`` where it has one."""
+    if hasattr(player, "act_batch"):
+        return jnp.asarray(player.act_batch(states, keys), jnp.int32)
+    actions = jax.vmap(lambda p, s, k: p.act(s, k), in_axes=(None, 0, 0))(player, states, keys)
+    return jnp.asarray(actions, jnp.int32)
+
+
 @dataclasses.dataclass(frozen=True)
 class ActFunction:
     """A plain ``act(state, key) -> action`` function as a ``Player`` (static, hashable)."""
@@ -293,11 +302,7 @@ class FirstClickAt:
           ValueError: ``cell`` is off the board (when traced).
         """
         opening = self._opening()
-        if hasattr(self.player, "act_batch"):
-            moves = self.player.act_batch(states, keys)
-        else:
-            moves = jax.vmap(self.player.act)(states, keys)
-        return jnp.where(states.first_click_done, jnp.asarray(moves, jnp.int32), opening)
+        return jnp.where(states.first_click_done, player_actions(self.player, states, keys), opening)
 
     def _opening(self) -> jax.Array:
         """int32[]: the reveal of ``cell``; ``ValueError`` where it is off the board."""

@@ -65,7 +65,6 @@ def test_the_searchs_former_solver_fields_still_read():
 
 
 def test_the_search_player_plays_as_a_solver_agent_through_the_seam():
-
     from msjax import env
     from msjax.agent import SolverAgent
     from msjax.evaluate import play_games

@@ -25,6 +25,7 @@ from jax.extend.random import threefry2x32_p
 
 from msjax import agent as agent_lib
 from msjax import env as ms_env
+from msjax.agent import player_actions
 
 # ``count_moves(states, actions, cfg) -> {name: int32[B]}``: per-move counters of a batch
 CountMoves = Callable[[ms_env.EnvState, jax.Array, ms_env.EnvConfig], dict[str, jax.Array]]
@@ -66,15 +67,6 @@ def _split_range(root: jax.Array, first_game: jax.Array, num_games: int) -> jax.
     root_bits = jax.random.key_data(root)
     bits = threefry2x32_p.bind(root_bits[0], root_bits[1], jnp.zeros_like(index), index)
     return jax.random.wrap_key_data(jnp.stack(bits, axis=-1), impl=jax.random.key_impl(root))
-
-
-def player_actions(player: Any, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
-    """int32[B]: ``player.act`` vmapped over a batch of games (``keys`` ``[B]``), or the
-    player's own ``act_batch(states, keys)`` where it has one."""
-    if hasattr(player, "act_batch"):
-        return jnp.asarray(player.act_batch(states, keys), jnp.int32)
-    actions = jax.vmap(lambda p, s, k: p.act(s, k), in_axes=(None, 0, 0))(player, states, keys)
-    return jnp.asarray(actions, jnp.int32)
 
 
 def _empty_results(num_games: int, counters: tuple[str, ...]) -> dict[str, jax.Array]:
