@@ -17,8 +17,10 @@ updates in an outer ``lax.scan``. Each update, one module-level function per ste
    steps with ``gamma = lambda = 1`` returns, as PPO's ``calculate_advantages`` does with
    ``losses.gae``).
 3. UPDATE NETWORK: one gradient step on ``selfplay_targets.selfplay_loss`` over the
-   rollout's ``num_envs * steps_per_update`` states (accumulated over ``microbatch_size``
-   micro-batches; clipped, AdamW, cosine-decayed).
+   rollout's ``num_envs * steps_per_update`` states and, with a buffer (``buffer_size``),
+   ``buffer_batch`` searched states of past rollouts drawn from it (accumulated over
+   ``microbatch_size`` micro-batches; clipped, AdamW, cosine-decayed); then the rollout's
+   searched states join the buffer (``selfplay_buffer``).
 
 The stage plays after imitation (from its network, or ``run.init_from``'s) and before
 PPO: the imitation leaves the value head untrained, which the search reads at its leaves
@@ -42,10 +44,12 @@ import optax
 from msjax import agent as agent_lib
 from msjax import distributed, models, optimizers, search
 from msjax import env as ms_env
-from msjax.stages import batchplay
+from msjax.stages import batchplay, selfplay_buffer
 from msjax.stages.imitation import flatten_games
 from msjax.stages.selfplay_config import SelfPlayConfig
-from msjax.stages.selfplay_targets import SelfPlayStep, search_targets, selfplay_loss, selfplay_totals
+from msjax.stages.selfplay_targets import (
+    SearchTargets, SelfPlayStep, search_targets, selfplay_loss, selfplay_totals,
+)
 from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["SelfPlayState"], tuple["SelfPlayState", dict[str, jax.Array]]]
@@ -58,7 +62,10 @@ class SelfPlayState:
     Attributes:
       params: network parameters; opt_state: optimizer state;
       env_states: ``EnvState`` batched ``[num_envs]``, the games in play;
-      key: PRNG key of the searches and random first clicks; update: int32[], updates done.
+      key: PRNG key of the searches, random first clicks and buffer draws;
+      update: int32[], updates done;
+      buffer: ``selfplay_buffer.GuessBuffer`` of past searched states, or None when
+        ``buffer_size`` is 0.
     """
 
     params: Any
@@ -66,6 +73,7 @@ class SelfPlayState:
     env_states: ms_env.EnvState
     key: jax.Array
     update: jax.Array
+    buffer: selfplay_buffer.GuessBuffer | None = None
 
 
 @functools.lru_cache(maxsize=32)
@@ -93,12 +101,18 @@ def init_selfplay_state(
     param_key, env_key, run_key = jax.random.split(key, 3)
     if params is None:
         params = models.init_params(param_key, model_cfg, env_cfg)
+    env_states = ms_env.batch_reset(env_key, env_cfg, sp_cfg.num_envs)
+    buffer = None
+    if sp_cfg.buffer_size:
+        example = jax.eval_shape(lambda: state_targets(env_states, env_cfg))
+        buffer = selfplay_buffer.empty_buffer(sp_cfg.buffer_size, example)
     return SelfPlayState(
         params=params,
         opt_state=make_optimizer(sp_cfg).init(params),
-        env_states=ms_env.batch_reset(env_key, env_cfg, sp_cfg.num_envs),
+        env_states=env_states,
         key=run_key,
         update=jnp.int32(0),
+        buffer=buffer,
     )
 
 
@@ -106,6 +120,19 @@ def init_selfplay_state(
 
 _observe_games = jax.vmap(ms_env.observe, in_axes=(0, None))
 _mask_games = jax.vmap(ms_env.action_mask, in_axes=(0, None))
+
+
+def state_targets(env_states: ms_env.EnvState, env_cfg: ms_env.EnvConfig) -> SearchTargets:
+    """``SearchTargets`` of the games' views with empty targets (leaves ``[N, ...]``): the
+    shapes a state of the buffer takes."""
+    num_games = env_states.done.shape[0]
+    obs, action_mask = _observe_games(env_states, env_cfg), _mask_games(env_states, env_cfg)
+    return SearchTargets(
+        obs=obs, action_mask=action_mask, action=jnp.zeros(num_games, jnp.int32),
+        action_weights=jnp.zeros(action_mask.shape, jnp.float32), searched=jnp.zeros(num_games, bool),
+        outcome=jnp.zeros(num_games, jnp.float32), mine_mask=jnp.zeros_like(env_states.mine_mask),
+        mine_label_mask=jnp.zeros_like(env_states.mine_mask), valid=jnp.zeros(num_games, bool),
+    )
 
 
 def searcher(params: Any, env_cfg: ms_env.EnvConfig, model_cfg: models.ModelConfig,
@@ -160,11 +187,12 @@ def play_with_search(
 
 def rollout_metrics(rollout: SelfPlayStep) -> dict[str, jax.Array]:
     """Scalars of one update's rollout: episodes_finished, win_rate_train (games won /
-    games finished; 0 when none finished)."""
+    games finished; 0 when none finished), searched_fraction (the moves searched)."""
     finished = jnp.sum(rollout.done, dtype=jnp.float32)
     return {
         "episodes_finished": finished,
         "win_rate_train": jnp.sum(rollout.won, dtype=jnp.float32) / jnp.maximum(finished, 1.0),
+        "searched_fraction": jnp.mean(rollout.searched, dtype=jnp.float32),
     }
 
 
@@ -178,8 +206,9 @@ def selfplay_chunk_fn(
     updates; ``make_selfplay_chunk`` or ``distributed.jit_chunk`` compile it.
 
     ``metrics`` maps each name to float32[chunk_updates]: loss, policy_ce, move_ce,
-    value_loss, mine_bce, policy_kl, searched_fraction, search_changed (``selfplay_loss``), grad_norm,
-    lr, and from the rollout episodes_finished and win_rate_train.
+    value_loss, mine_bce, policy_kl, search_changed (``selfplay_loss``, over the states
+    learned from), grad_norm, lr, from the rollout episodes_finished, win_rate_train and
+    searched_fraction, and with a buffer buffer_states (its filled slots after the update).
     """
     if not isinstance(chunk_updates, int) or chunk_updates < 1:
         raise ValueError(f"chunk_updates={chunk_updates!r} must be an int >= 1")
@@ -198,14 +227,22 @@ def selfplay_chunk_fn(
         last_obs = _observe_games(env_states, env_cfg)
         _, last_value, _ = batchplay.forward_in_microbatches(apply_fn, state.params, last_obs, sp_cfg.microbatch_size)
         batch = jax.tree.map(flatten_games, search_targets(rollout, last_value))
+        learned, buffer, buffer_metrics = batch, state.buffer, {}
+        if buffer is not None:
+            key, draw_key = jax.random.split(key)
+            drawn = selfplay_buffer.draw(buffer, draw_key, sp_cfg.buffer_batch)
+            learned = jax.tree.map(lambda *parts: jnp.concatenate(parts), batch, drawn)
+            buffer = selfplay_buffer.add_searched(buffer, batch)
+            buffer_metrics = {"buffer_states": buffer.count}
         # UPDATE NETWORK
         params, opt_state, metrics = batchplay.gradient_step(
-            loss_fn, selfplay_totals, state.params, state.opt_state, batch, optimizer, sp_cfg.microbatch_size
+            loss_fn, selfplay_totals, state.params, state.opt_state, learned, optimizer, sp_cfg.microbatch_size
         )
-        metrics = {**metrics, **rollout_metrics(rollout), "lr": lr_schedule(state.update)}
+        metrics = {**metrics, **rollout_metrics(rollout), **buffer_metrics, "lr": lr_schedule(state.update)}
         metrics = {name: jnp.asarray(value, jnp.float32) for name, value in metrics.items()}
         next_state = SelfPlayState(
-            params=params, opt_state=opt_state, env_states=env_states, key=key, update=state.update + 1
+            params=params, opt_state=opt_state, env_states=env_states, key=key, update=state.update + 1,
+            buffer=buffer,
         )
         return next_state, metrics
 

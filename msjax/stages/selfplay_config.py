@@ -68,6 +68,12 @@ class SelfPlayConfig(StageConfig):
         policy on the proved cells while the shared layers learn the guesses.
       value_weight: weight of the value head's squared error (halved) to the game's
         outcome (1 won, 0 lost), a mean over every state, >= 0.
+      buffer_size: the searched states (guesses) of past rollouts kept with their targets
+        to be learned from again (``selfplay_buffer``), 0 (the default: none, each update
+        learns from its own rollout alone) to 1,000,000.
+      buffer_batch: the states drawn from that buffer each update and learned from beside
+        the rollout's own (> 0 exactly when ``buffer_size`` is); a micro-batched update
+        needs ``microbatch_size`` to divide ``num_envs * steps_per_update + buffer_batch``.
       trainable: the parameters the stage changes: ``"all"`` (the default) or ``"value"``
         (the value head alone, ``optimizers.VALUE_HEAD``: the policy, the mine head and the
         trunk stay bit-identical, so the network plays as before while its value head
@@ -95,6 +101,8 @@ class SelfPlayConfig(StageConfig):
     policy_weight: float = 1.0
     move_weight: float = 0.1
     value_weight: float = 1.0
+    buffer_size: int = 0
+    buffer_batch: int = 0
     trainable: str = "all"
 
     def __post_init__(self):
@@ -122,8 +130,18 @@ def validate_config(cfg: SelfPlayConfig) -> None:
         (numbers(0), ("gumbel_scale",)),
         ("> 0", ("value_scale",)),
         (">= 0", ("policy_weight", "move_weight", "value_weight")),
+        (ints(0, 1_000_000), ("buffer_size",)),
+        (ints(0, 1_000_000), ("buffer_batch",)),
     ))
+    if (cfg.buffer_size > 0) != (cfg.buffer_batch > 0):
+        raise ValueError(
+            f"SelfPlayConfig.buffer_batch={cfg.buffer_batch} and buffer_size={cfg.buffer_size} must be both 0 "
+            "(no buffer) or both > 0"
+        )
     batch_name = "num_envs*steps_per_update"
     field = "SelfPlayConfig.microbatch_size"
     losses.check_microbatch_size(field, cfg.microbatch_size, cfg.env_steps_per_update, batch_name)
     losses.check_microbatch_size(field, cfg.microbatch_size, cfg.num_envs, "num_envs")
+    if cfg.buffer_batch:
+        losses.check_microbatch_size(field, cfg.microbatch_size, cfg.env_steps_per_update + cfg.buffer_batch,
+                                     f"{batch_name}+buffer_batch")

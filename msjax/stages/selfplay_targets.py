@@ -13,8 +13,11 @@ A rollout of ``T`` moves of ``N`` games (``SelfPlayStep``, leaves ``[T, N, ...]`
   ``lambda = 1`` (``losses.gae`` with a reward of 1 at a win and zero values): a state whose
   game ends within the rollout gets its outcome exactly; a game still in play at the
   rollout's end takes the value head's estimate of the state there (clipped to [0, 1], a
-  chance to win) for its later states' outcome. So the buffer is the rollout itself: the
-  training state carries only the games in play, as PPO's does.
+  chance to win) for its later states' outcome.
+
+The searched states of past rollouts, with these targets, can be learned from again
+(``selfplay_buffer``): a batch is then the rollout and a draw from that buffer, and
+``valid`` marks the drawn slots that hold a state.
 
 ``selfplay_loss`` weighs them (``SelfPlayConfig``'s ``policy_weight``, ``move_weight``,
 ``value_weight``, ``aux_mine_weight``); given a whole batch's ``SelfPlayTotals`` its
@@ -74,7 +77,8 @@ class SearchTargets:
     Attributes:
       obs, action_mask, action, action_weights, searched, mine_mask, mine_label_mask: as in
         ``SelfPlayStep``; outcome: float32[B], the value target (1 won, 0 lost, or the value
-        head's estimate at the rollout's end for a game still in play).
+        head's estimate at the rollout's end for a game still in play); valid: bool[B], the
+        state is one to learn from (False: an empty slot of the buffer), or None: all are.
     """
 
     obs: jax.Array
@@ -85,6 +89,7 @@ class SearchTargets:
     outcome: jax.Array
     mine_mask: jax.Array
     mine_label_mask: jax.Array
+    valid: jax.Array | None = None
 
 
 def outcomes(won: jax.Array, done: jax.Array, last_value: jax.Array) -> jax.Array:
@@ -118,7 +123,13 @@ def search_targets(rollout: SelfPlayStep, last_value: jax.Array) -> SearchTarget
         outcome=outcomes(rollout.won, rollout.done, last_value),
         mine_mask=rollout.mine_mask,
         mine_label_mask=rollout.mine_label_mask,
+        valid=jnp.ones(rollout.searched.shape, bool),
     )
+
+
+def learned_states(batch: SearchTargets) -> jax.Array:
+    """bool[B]: the states of ``batch`` to learn from (``valid``, or all where it is None)."""
+    return jnp.ones(batch.searched.shape, bool) if batch.valid is None else batch.valid
 
 
 # ----------------------------------------------------------------------------- the loss
@@ -137,14 +148,15 @@ class SelfPlayTotals:
 
 
 def selfplay_totals(batch: SearchTargets) -> SelfPlayTotals:
-    """``SelfPlayTotals`` of ``batch`` (leaves ``[B, ...]``)."""
-    num_searched = jnp.sum(batch.searched, dtype=jnp.float32)
-    num_states = jnp.float32(batch.searched.shape[0])
+    """``SelfPlayTotals`` of ``batch``'s valid states (leaves ``[B, ...]``)."""
+    valid = learned_states(batch)
+    num_searched = jnp.sum(batch.searched & valid, dtype=jnp.float32)
+    num_states = jnp.sum(valid, dtype=jnp.float32)
     return SelfPlayTotals(
         num_states=num_states,
         num_searched=num_searched,
         num_moves=num_states - num_searched,
-        num_mine_labels=jnp.sum(batch.mine_label_mask, dtype=jnp.float32),
+        num_mine_labels=jnp.sum(batch.mine_label_mask & valid[:, None, None], dtype=jnp.float32),
     )
 
 
@@ -159,13 +171,13 @@ def selfplay_loss(
     the improved policy, a mean over the searched states; ``move_ce``, the cross-entropy to
     the move played, a mean over the other states; ``value_loss``, half the squared error
     of the value head to ``outcome``, a mean over all states; ``mine_bce`` as in
-    ``losses.mine_bce``. Given the ``totals`` of a whole batch that ``batch`` is a
+    ``losses.mine_bce``; each over the valid states alone. Given the ``totals`` of a whole batch that ``batch`` is a
     micro-batch of, the loss and metrics are ``batch``'s share of the whole batch's.
 
     Returns:
       ``(loss, metrics)``, metrics (scalars): those four terms, ``policy_kl`` (``policy_ce``
       less the improved policy's entropy: the KL divergence that ``policy_ce`` moves, a mean
-      over the searched states), ``searched_fraction`` (the searched states' share) and ``search_changed`` (the share of the searched states
+      over the searched states) and ``search_changed`` (the share of the searched states
       whose move is not the policy's favourite legal one).
     """
     logits, value, mine_logits = apply_fn(params, batch.obs)
@@ -173,13 +185,16 @@ def selfplay_loss(
     masked = masked_logits(logits, batch.action_mask)
     cross_entropy = -jnp.sum(batch.action_weights * jax.nn.log_softmax(masked, axis=-1), axis=-1)
     target_entropy = -jnp.sum(jax.scipy.special.xlogy(batch.action_weights, batch.action_weights), axis=-1)
-    searched = batch.searched
+    valid = learned_states(batch)
+    searched, moves = batch.searched & valid, ~batch.searched & valid
     changed = searched & (jnp.argmax(masked, axis=-1) != batch.action)
+    mine_labels = batch.mine_label_mask & valid[:, None, None]
     terms = {
         "policy_ce": jnp.sum(jnp.where(searched, cross_entropy, 0.0)) / jnp.maximum(totals.num_searched, 1.0),
-        "move_ce": jnp.sum(jnp.where(searched, 0.0, cross_entropy)) / jnp.maximum(totals.num_moves, 1.0),
-        "value_loss": 0.5 * jnp.sum(jnp.square(value - batch.outcome)) / totals.num_states,
-        "mine_bce": losses.mine_bce(mine_logits, batch.mine_mask, batch.mine_label_mask, totals.num_mine_labels),
+        "move_ce": jnp.sum(jnp.where(moves, cross_entropy, 0.0)) / jnp.maximum(totals.num_moves, 1.0),
+        "value_loss": 0.5 * jnp.sum(jnp.where(valid, jnp.square(value - batch.outcome), 0.0))
+        / jnp.maximum(totals.num_states, 1.0),
+        "mine_bce": losses.mine_bce(mine_logits, batch.mine_mask, mine_labels, totals.num_mine_labels),
     }
     loss = (
         cfg.policy_weight * terms["policy_ce"] + cfg.move_weight * terms["move_ce"]
@@ -189,7 +204,6 @@ def selfplay_loss(
         **terms,
         "policy_kl": jnp.sum(jnp.where(searched, cross_entropy - target_entropy, 0.0))
         / jnp.maximum(totals.num_searched, 1.0),
-        "searched_fraction": jnp.sum(searched, dtype=jnp.float32) / totals.num_states,
         "search_changed": jnp.sum(changed, dtype=jnp.float32) / jnp.maximum(totals.num_searched, 1.0),
     }
     return loss, metrics
