@@ -166,7 +166,7 @@ def views():
 @functools.partial(jax.jit, static_argnums=(3, 4, 5))
 def policy(agent, states, keys, simulations, leaf, endgame=0):
     player = search.network_search(agent, simulations, 64, leaf, endgame, limits=LIMITS)
-    return search.search_policy(player, states, keys)
+    return search.search_policy(player, states, keys)[:3]  # the moves, improved policy and searched
 
 
 def mine_chances(fits: np.ndarray) -> np.ndarray:
@@ -316,8 +316,10 @@ def test_a_tolerance_keeps_the_root_to_the_nearly_safest_cells(agent, views):
     and the improved policy is 0 on every other cell."""
     states, keys, layouts = views
     player = search.network_search(agent, 1, 4, "safe", tolerance=0.2, limits=LIMITS)
-    actions, weights, searched = (np.asarray(x) for x in jax.jit(search.search_policy)(player, states, keys))
+    actions, weights, searched, network_action = (np.asarray(x) for x in jax.jit(search.search_policy)(player, states, keys))
     obs = jax.vmap(ms_env.observe, in_axes=(0, None))(states, ENV)
+    legal = np.asarray(jax.vmap(ms_env.action_mask, in_axes=(0, None))(states, ENV))
+    np.testing.assert_array_equal(network_action, np.argmax(np.where(legal, policy_logits(agent, obs), -np.inf), axis=1))
     logits = np.asarray(policy_logits(agent, obs))[:, :ENV.num_cells]
     narrowed = 0
     for game, fits in enumerate(layouts):

@@ -23,7 +23,7 @@ a new ``Guess`` here, with its options in a config of its own.
   value head on drawn layouts (``PolicyLookahead``, ``policy_lookahead``).
 - ``network_search``: a network whose guesses are searched by Gumbel AlphaZero's root, each
   click's chance node folded in exactly (``NetworkSearch``, ``network_search``,
-  ``search_policy``: the moves and the improved policy); ``leaves``: the draws, clicks and
+  ``search_policy``: the moves and the improved policy, ``SearchMoves``); ``leaves``: the draws, clicks and
   mean leaf values both share.
 """
 
@@ -32,7 +32,7 @@ from msjax.search.endgame import Endgame, solve_endgame, within_bound
 from msjax.search.guess import SearchGuess, candidate_scores, search_guess, solver_and_guess
 from msjax.search.layout_sets import MAX_ENDGAME_LAYOUTS
 from msjax.search.lookahead import LookaheadScores, lookahead_choice, lookahead_scores, nearly_safest
-from msjax.search.network_search import NetworkSearch, network_search, search_policy
+from msjax.search.network_search import NetworkSearch, SearchMoves, network_search, search_policy
 from msjax.search.outcome import ClickOutcomes, click_outcomes
 from msjax.search.policy_lookahead import PolicyLookahead, lookahead_actions, policy_lookahead
 from msjax.search.sample import LayoutSamples, sample_layouts
@@ -62,6 +62,7 @@ __all__ = [
     "sample_layouts",
     "search_guess",
     "search_policy",
+    "SearchMoves",
     "solve_endgame",
     "solver_and_guess",
     "within_bound",

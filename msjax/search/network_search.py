@@ -52,7 +52,7 @@ Only the guess views are searched, gathered in chunks of a sixteenth of the batc
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -130,7 +130,7 @@ class NetworkSearch:
     def act_batch(self, states: ms_env.EnvState, keys: jax.Array) -> jax.Array:
         """int32[B]: the moves on a batch of boards (``states`` and ``keys`` with a leading
         ``[B]``), searching only the guess views (``search_policy``)."""
-        return search_policy(self, states, keys)[0]
+        return search_policy(self, states, keys).action
 
 
 LEAF = Allowed(f"one of {', '.join(map(repr, LEAVES))} or a function of the views",
@@ -162,22 +162,33 @@ def network_search(
                          float(value_scale), limits)
 
 
-def search_policy(
-    player: NetworkSearch, states: ms_env.EnvState, keys: jax.Array,
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+class SearchMoves(NamedTuple):
+    """``search_policy``'s answer for a batch of ``B`` boards (``A = 2 * H * W`` actions).
+
+    Attributes:
+      action: int32[B], the moves.
+      action_weights: f32[B, A], the improved policy (mctx's ``action_weights``,
+        softmax(logits + sigma(completed Q)) over the legal reveals, 0 on flags) where
+        ``searched``, else the one-hot of the move (a proof, the endgame's click or the
+        policy alone).
+      searched: bool[B], the view was a guess and searched.
+      network_action: int32[B], the network's own favourite legal move (its greedy policy,
+        what it plays alone): where it differs from ``action`` the search corrected it.
+    """
+
+    action: jax.Array
+    action_weights: jax.Array
+    searched: jax.Array
+    network_action: jax.Array
+
+
+def search_policy(player: NetworkSearch, states: ms_env.EnvState, keys: jax.Array) -> SearchMoves:
     """``player``'s moves on a batch of boards and the search's improved policy (module
     docstring).
 
     Args:
       states: ``B`` games (leading ``[B]``); keys: ``[B]`` PRNG keys, one per board (its
         layouts and Gumbel noise).
-
-    Returns:
-      ``(actions, action_weights, searched)``: int32[B], the moves; f32[B, A] over the
-      env's ``A = 2 * H * W`` actions, the improved policy (mctx's ``action_weights``,
-      softmax(logits + sigma(completed Q)) over the legal reveals, 0 on flags) where
-      ``searched``, else the one-hot of the move (a proof, the endgame's click or the
-      policy alone); bool[B], the view was a guess and searched.
     """
     agent = player.agent
     env_cfg, num_cells, num_boards = agent.env_cfg, agent.env_cfg.num_cells, keys.shape[0]
@@ -212,7 +223,7 @@ def search_policy(
     num_actions = legal.shape[1]
     padded = jnp.pad(weights, ((0, 0), (0, num_actions - num_cells)))
     action_weights = jnp.where(guess[:, None], padded, jax.nn.one_hot(actions, num_actions))
-    return actions, action_weights, guess
+    return SearchMoves(actions, action_weights, guess, policy.astype(jnp.int32))
 
 
 def _search_views(player: NetworkSearch, inputs) -> tuple[jax.Array, jax.Array]:

@@ -9,8 +9,8 @@ updates in an outer ``lax.scan``. Each update, one module-level function per ste
    (``search.network_search`` with the config's ``simulations``, ``samples``, ``leaf``,
    ``gumbel_scale``, ``value_scale`` and ``exact_limits``): a proved-safe reveal without search, a guess by
    Gumbel AlphaZero's root; finished games restart (``batchplay.step_games``). Every state
-   is kept with the search's improved policy and whether it was searched
-   (``SelfPlayStep``).
+   is kept with the search's improved policy, whether it was searched and whether the move
+   played is the network's own favourite (``SelfPlayStep``).
 2. TARGETS (``selfplay_targets.search_targets``): the improved policy, the move played,
    and each state's outcome (1 won, 0 lost), the value head's estimate of the game after
    the rollout standing in for the outcome of a game still in play (a rollout of ``T``
@@ -20,7 +20,9 @@ updates in an outer ``lax.scan``. Each update, one module-level function per ste
    rollout's ``num_envs * steps_per_update`` states and, with a buffer (``buffer_size``),
    ``buffer_batch`` searched states of past rollouts drawn from it (accumulated over
    ``microbatch_size`` micro-batches; clipped, AdamW, cosine-decayed); then the rollout's
-   searched states join the buffer (``selfplay_buffer``).
+   states where the search taught the network something join the buffer
+   (``selfplay_buffer``): its searched guesses and the states whose move played is not the
+   network's own favourite (a proof it passed over, the endgame's click).
 
 The stage plays after imitation (from its network, or ``run.init_from``'s) and before
 PPO: the imitation leaves the value head untrained, which the search reads at its leaves
@@ -64,7 +66,7 @@ class SelfPlayState:
       env_states: ``EnvState`` batched ``[num_envs]``, the games in play;
       key: PRNG key of the searches, random first clicks and buffer draws;
       update: int32[], updates done;
-      buffer: ``selfplay_buffer.GuessBuffer`` of past searched states, or None when
+      buffer: ``selfplay_buffer.SearchBuffer`` of past states the search taught, or None when
         ``buffer_size`` is 0.
     """
 
@@ -73,7 +75,7 @@ class SelfPlayState:
     env_states: ms_env.EnvState
     key: jax.Array
     update: jax.Array
-    buffer: selfplay_buffer.GuessBuffer | None = None
+    buffer: selfplay_buffer.SearchBuffer | None = None
 
 
 @functools.lru_cache(maxsize=32)
@@ -155,14 +157,15 @@ def search_and_step(
     key, search_key = jax.random.split(key)
     keys = jax.random.split(search_key, sp_cfg.num_envs)
     player = searcher(params, env_cfg, model_cfg, sp_cfg)
-    action, action_weights, searched = search.search_policy(player, env_states, keys)
-    next_states, _, done, info = batchplay.step_games(env_states, action, env_cfg)
+    moves = search.search_policy(player, env_states, keys)
+    next_states, _, done, info = batchplay.step_games(env_states, moves.action, env_cfg)
     step = SelfPlayStep(
         obs=_observe_games(env_states, env_cfg),
         action_mask=_mask_games(env_states, env_cfg),
-        action=action,
-        action_weights=action_weights,
-        searched=searched,
+        action=moves.action,
+        action_weights=moves.action_weights,
+        searched=moves.searched,
+        corrected=moves.action != moves.network_action,
         won=done & info["won"],
         done=done,
         mine_mask=env_states.mine_mask,
@@ -187,12 +190,14 @@ def play_with_search(
 
 def rollout_metrics(rollout: SelfPlayStep) -> dict[str, jax.Array]:
     """Scalars of one update's rollout: episodes_finished, win_rate_train (games won /
-    games finished; 0 when none finished), searched_fraction (the moves searched)."""
+    games finished; 0 when none finished), searched_fraction (the moves searched) and
+    corrected_fraction (the moves not searched that are not the network's favourite)."""
     finished = jnp.sum(rollout.done, dtype=jnp.float32)
     return {
         "episodes_finished": finished,
         "win_rate_train": jnp.sum(rollout.won, dtype=jnp.float32) / jnp.maximum(finished, 1.0),
         "searched_fraction": jnp.mean(rollout.searched, dtype=jnp.float32),
+        "corrected_fraction": jnp.mean(rollout.corrected & ~rollout.searched, dtype=jnp.float32),
     }
 
 
@@ -207,8 +212,9 @@ def selfplay_chunk_fn(
 
     ``metrics`` maps each name to float32[chunk_updates]: loss, policy_ce, move_ce,
     value_loss, mine_bce, policy_kl, search_changed (``selfplay_loss``, over the states
-    learned from), grad_norm, lr, from the rollout episodes_finished, win_rate_train and
-    searched_fraction, and with a buffer buffer_states (its filled slots after the update).
+    learned from), grad_norm, lr, from the rollout episodes_finished, win_rate_train,
+    searched_fraction and corrected_fraction, and with a buffer buffer_states (its filled
+    slots after the update).
     """
     if not isinstance(chunk_updates, int) or chunk_updates < 1:
         raise ValueError(f"chunk_updates={chunk_updates!r} must be an int >= 1")
@@ -232,7 +238,8 @@ def selfplay_chunk_fn(
             key, draw_key = jax.random.split(key)
             drawn = selfplay_buffer.draw(buffer, draw_key, sp_cfg.buffer_batch)
             learned = jax.tree.map(lambda *parts: jnp.concatenate(parts), batch, drawn)
-            buffer = selfplay_buffer.add_searched(buffer, batch)
+            taught = flatten_games(rollout.searched | rollout.corrected)
+            buffer = selfplay_buffer.add_states(buffer, batch, taught)
             buffer_metrics = {"buffer_states": buffer.count}
         # UPDATE NETWORK
         params, opt_state, metrics = batchplay.gradient_step(

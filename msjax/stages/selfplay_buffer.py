@@ -1,13 +1,17 @@
-"""The searched guess states of past self-play rollouts, kept to be learned from again.
+"""The states of past self-play rollouts where the search taught the network something, kept
+to be learned from again.
 
-On 16x16x40 about one move in two hundred is a guess that the search improves on, so one
-rollout of 2,048 moves holds about ten: a policy target of ten states an update. The
-``GuessBuffer`` keeps the last ``capacity`` searched states of every rollout with their
-targets (``SearchTargets``: the improved policy, the move played, the game's outcome, the
-mines), and each update learns from ``SelfPlayConfig.buffer_batch`` of them drawn at random
-beside the rollout's own states: every guess is learned from over several updates instead of
-once. It lives in ``SelfPlayState`` (checkpointed and resumed with it); its arrays are fixed
-in shape (``capacity`` slots, ``count`` of them filled), so it adds nothing to trace.
+On 16x16x40 about one move in two hundred is a guess that the search improves on, and a few
+more are moves where the search played a proof (or the endgame's click) that the network
+alone would not have: one rollout of 2,048 moves holds a few dozen such states among
+thousands the network already plays as the search does. The ``SearchBuffer`` keeps the last
+``capacity`` of them (``selfplay`` keeps every searched guess and every state whose move
+played is not the network's own favourite) with their targets (``SearchTargets``: the
+improved policy or the move played, the game's outcome, the mines), and each update learns
+from ``SelfPlayConfig.buffer_batch`` of them drawn at random beside the rollout's own states:
+each is learned from over several updates instead of once. It lives in ``SelfPlayState``
+(checkpointed and resumed with it); its arrays are fixed in shape (``capacity`` slots,
+``count`` of them filled).
 
 A state's value target is its outcome as the rollout that played it saw it (the value head's
 estimate then, for a game still in play at the rollout's end); it is not revised later.
@@ -23,8 +27,8 @@ from msjax.stages.selfplay_targets import SearchTargets
 
 
 @flax.struct.dataclass
-class GuessBuffer:
-    """A ring of ``capacity`` searched states with their targets.
+class SearchBuffer:
+    """A ring of ``capacity`` states with their targets.
 
     Attributes:
       states: ``SearchTargets``, leaves ``[capacity, ...]``; a slot never written holds zeros
@@ -42,38 +46,38 @@ class GuessBuffer:
         return self.states.searched.shape[0]
 
 
-def empty_buffer(capacity: int, example: SearchTargets) -> GuessBuffer:
+def empty_buffer(capacity: int, example: SearchTargets) -> SearchBuffer:
     """A buffer of ``capacity`` empty slots for states shaped like ``example``'s (leaves
     ``[B, ...]`` of any ``B``, or their ``jax.ShapeDtypeStruct``s)."""
     if not isinstance(capacity, int) or capacity < 1:
         raise ValueError(f"capacity={capacity!r} must be an int >= 1")
     states = jax.tree.map(lambda x: jnp.zeros((capacity,) + tuple(x.shape[1:]), x.dtype), example)
-    return GuessBuffer(states=states.replace(valid=jnp.zeros(capacity, bool)), count=jnp.int32(0),
+    return SearchBuffer(states=states.replace(valid=jnp.zeros(capacity, bool)), count=jnp.int32(0),
                        next_slot=jnp.int32(0))
 
 
-def add_searched(buffer: GuessBuffer, batch: SearchTargets) -> GuessBuffer:
-    """``buffer`` with ``batch``'s valid searched states (leaves ``[B, ...]``) written over its
-    oldest, in ``batch``'s order; when ``batch`` holds more than ``capacity`` of them, its last
-    ``capacity``."""
+def add_states(buffer: SearchBuffer, batch: SearchTargets, keep: jax.Array) -> SearchBuffer:
+    """``buffer`` with ``batch``'s valid states that ``keep`` (bool[B]) marks (leaves
+    ``[B, ...]``) written over its oldest, in ``batch``'s order; when ``batch`` holds more than
+    ``capacity`` of them, its last ``capacity``."""
     capacity = buffer.capacity
-    take = batch.searched & (True if batch.valid is None else batch.valid)
+    take = keep & (True if batch.valid is None else batch.valid)
     num_taken = jnp.sum(take, dtype=jnp.int32)
     rank = jnp.cumsum(take, dtype=jnp.int32) - 1
     skipped = jnp.maximum(num_taken - capacity, 0)
-    keep = take & (rank >= skipped)
-    slot = jnp.where(keep, (buffer.next_slot + rank - skipped) % capacity, capacity)  # capacity: dropped
+    written = take & (rank >= skipped)
+    slot = jnp.where(written, (buffer.next_slot + rank - skipped) % capacity, capacity)  # capacity: dropped
     added = batch.replace(valid=jnp.ones(take.shape, bool))
     states = jax.tree.map(lambda old, new: old.at[slot].set(new, mode="drop"), buffer.states, added)
     num_added = num_taken - skipped
-    return GuessBuffer(
+    return SearchBuffer(
         states=states,
         count=jnp.minimum(buffer.count + num_added, capacity),
         next_slot=(buffer.next_slot + num_added) % capacity,
     )
 
 
-def draw(buffer: GuessBuffer, key: jax.Array, size: int) -> SearchTargets:
+def draw(buffer: SearchBuffer, key: jax.Array, size: int) -> SearchTargets:
     """``size`` states drawn uniformly, with replacement, from the filled slots (leaves
     ``[size, ...]``); from an empty buffer, ``size`` empty slots (``valid`` False)."""
     index = jax.random.randint(key, (size,), 0, jnp.maximum(buffer.count, 1))

@@ -54,6 +54,8 @@ class SelfPlayStep:
       obs: float32[N, C, H, W]; action_mask: bool[N, A] (``A = 2HW``); action: int32[N];
       action_weights: float32[N, A], the search's improved policy where ``searched``, else
         the one-hot of the move; searched: bool[N], the view was a guess and searched;
+      corrected: bool[N], the move played is not the network's own favourite (what it
+        would have played alone);
       won: bool[N], the game was won at this step; done: bool[N], it ended at this step;
       mine_mask: bool[N, H, W], the true mines (labels only); mine_label_mask: bool[N, H, W],
         hidden cells of games whose mines are placed.
@@ -64,6 +66,7 @@ class SelfPlayStep:
     action: jax.Array
     action_weights: jax.Array
     searched: jax.Array
+    corrected: jax.Array
     won: jax.Array
     done: jax.Array
     mine_mask: jax.Array
