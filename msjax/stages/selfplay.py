@@ -18,7 +18,7 @@ updates in an outer ``lax.scan``. Each update, one module-level function per ste
    ``losses.gae``).
 3. UPDATE NETWORK: one gradient step on ``selfplay_targets.selfplay_loss`` over the
    rollout's ``num_envs * steps_per_update`` states and, with a buffer (``buffer_size``),
-   ``buffer_batch`` searched states of past rollouts drawn from it (accumulated over
+   ``buffer_batch`` states of past rollouts drawn from it (accumulated over
    ``microbatch_size`` micro-batches; clipped, AdamW, cosine-decayed); then the rollout's
    states where the search taught the network something join the buffer
    (``selfplay_buffer``): its searched guesses and the states whose move played is not the
