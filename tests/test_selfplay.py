@@ -254,10 +254,10 @@ def test_a_run_of_the_stage_logs_every_update_with_its_search_figures(finished_r
     rows = train_rows(finished_run)
     assert [(row["stage"], row["update"]) for row in rows] == [("selfplay", u) for u in range(1, UPDATES + 1)]
     assert all(0 < row["searched_fraction"] < 1 and 0 <= row["search_changed"] <= 1 for row in rows)
-    # the buffer holds every searched or corrected state of the rollouts so far, up to its 24 slots
-    taught = np.cumsum([round((row["searched_fraction"] + row["corrected_fraction"]) * 16 * 4) for row in rows])
-    np.testing.assert_array_equal([row["buffer_states"] for row in rows], np.minimum(taught, 24))
-    assert taught[-1] > 24
+    # the buffer holds every searched state of the rollouts so far, up to its 24 slots
+    searched = np.cumsum([round(row["searched_fraction"] * 16 * 4) for row in rows])
+    np.testing.assert_array_equal([row["buffer_states"] for row in rows], np.minimum(searched, 24))
+    assert searched[-1] > 24 and all(0 <= row["corrected_fraction"] < 1 for row in rows)
     names = ("loss", "policy_ce", "policy_kl", "move_ce", "value_loss", "mine_bce", "grad_norm", "win_rate_train")
     assert all(np.isfinite(row[name]) for row in rows for name in names)
 

@@ -20,9 +20,7 @@ updates in an outer ``lax.scan``. Each update, one module-level function per ste
    rollout's ``num_envs * steps_per_update`` states and, with a buffer (``buffer_size``),
    ``buffer_batch`` states of past rollouts drawn from it (accumulated over
    ``microbatch_size`` micro-batches; clipped, AdamW, cosine-decayed); then the rollout's
-   states where the search taught the network something join the buffer
-   (``selfplay_buffer``): its searched guesses and the states whose move played is not the
-   network's own favourite (a proof it passed over, the endgame's click).
+   searched guesses join the buffer (``selfplay_buffer``).
 
 The stage plays after imitation (from its network, or ``run.init_from``'s) and before
 PPO: the imitation leaves the value head untrained, which the search reads at its leaves
@@ -66,7 +64,7 @@ class SelfPlayState:
       env_states: ``EnvState`` batched ``[num_envs]``, the games in play;
       key: PRNG key of the searches, random first clicks and buffer draws;
       update: int32[], updates done;
-      buffer: ``selfplay_buffer.SearchBuffer`` of past states the search taught, or None when
+      buffer: ``selfplay_buffer.SearchBuffer`` of past searched guesses, or None when
         ``buffer_size`` is 0.
     """
 
@@ -238,8 +236,7 @@ def selfplay_chunk_fn(
             key, draw_key = jax.random.split(key)
             drawn = selfplay_buffer.draw(buffer, draw_key, sp_cfg.buffer_batch)
             learned = jax.tree.map(lambda *parts: jnp.concatenate(parts), batch, drawn)
-            taught = flatten_games(rollout.searched | rollout.corrected)
-            buffer = selfplay_buffer.add_states(buffer, batch, taught)
+            buffer = selfplay_buffer.add_states(buffer, batch, batch.searched)
             buffer_metrics = {"buffer_states": buffer.count}
         # UPDATE NETWORK
         params, opt_state, metrics = batchplay.gradient_step(

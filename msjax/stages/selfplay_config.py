@@ -68,11 +68,9 @@ class SelfPlayConfig(StageConfig):
         policy on the proved cells while the shared layers learn the guesses.
       value_weight: weight of the value head's squared error (halved) to the game's
         outcome (1 won, 0 lost), a mean over every state, >= 0.
-      buffer_size: the states of past rollouts where the search taught the network
-        something (its searched guesses, and the moves played that are not the network's
-        own favourite) kept with their targets to be learned from again
-        (``selfplay_buffer``), 0 (the default: none, each update learns from its own
-        rollout alone) to 1,000,000.
+      buffer_size: the searched guesses of past rollouts kept with their targets to be
+        learned from again (``selfplay_buffer``), 0 (the default: none, each update learns
+        from its own rollout alone) to 1,000,000.
       buffer_batch: the states drawn from that buffer each update and learned from beside
         the rollout's own (> 0 exactly when ``buffer_size`` is); a micro-batched update
         needs ``microbatch_size`` to divide ``num_envs * steps_per_update + buffer_batch``.
