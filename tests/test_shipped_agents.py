@@ -86,11 +86,12 @@ def test_a_shipped_run_loads_by_name_with_the_runs_parameters_and_config(shelf, 
     ("", ""),
 ])
 def test_a_shipped_config_holds_no_path_of_the_machine_that_trained_it(init_from, shipped):
-    from msjax.shipped.from_run import portable
+    from msjax.shipped.from_run import portable, portable_init_from
 
     cfg = config_lib.apply_overrides(TINY, [f"run.init_from={init_from}", "run.workdir=/home/me/work/runs/tiny"])
     assert portable(cfg, Path("/home/me/work/runs/tiny")).run == dataclasses.replace(
         cfg.run, workdir="runs/tiny", init_from=shipped)
+    assert portable_init_from(init_from) == shipped  # the card's training chain writes it so
 
 
 def test_the_card_holds_the_win_rate_the_training_chain_compute_and_dates(shelf, tiny_run):
@@ -115,6 +116,7 @@ def test_the_training_chain_follows_warm_starts_back_to_a_fresh_start(shelf, tmp
     card = shipped.card("tiny")
     assert [run["run"] for run in card["training"]] == ["tiny_run", "second"]
     assert card["training"][1]["wall_s"] == 4.0
+    assert card["training"][1]["init_from"] == "runs/tiny_run"  # not the path on this machine
     assert card["compute"]["env_steps"] == 512 and card["compute"]["wall_s"] == 13.5
 
 

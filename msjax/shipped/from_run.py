@@ -95,7 +95,8 @@ def run_summary(run_dir: Path) -> dict[str, Any]:
 
 def training_chain(run_dir: Path) -> list[dict[str, Any]]:
     """``run_summary`` of ``run_dir`` and of every run it was warm-started from, first run
-    first; a warm start whose run is gone is listed by its path alone (``missing``)."""
+    first; a warm start whose run is gone is listed by its path alone (``missing``); paths
+    as ``portable_init_from`` writes them."""
     chain, seen, path = [], set(), run_dir
     while path is not None and path.resolve() not in seen:
         seen.add(path.resolve())
@@ -108,6 +109,10 @@ def training_chain(run_dir: Path) -> list[dict[str, Any]]:
                 path = run_dir_of(source)
             except checkpoint_lib.CheckpointError:
                 chain.append({"run": Path(source).name, "path": source, "missing": True})
+    for summary in chain:  # followed on this machine; written as portable paths
+        for key in ("init_from", "path"):
+            if key in summary:
+                summary[key] = portable_init_from(summary[key])
     return chain[::-1]
 
 
@@ -196,9 +201,15 @@ def portable(cfg: config_lib.ExperimentConfig, run_dir: Path) -> config_lib.Expe
     ``run.init_from`` from its run's folder on, under ``runs/`` (``/x/y/runs/a`` as
     ``runs/a``, ``/x/a/checkpoints/500`` as ``runs/a/checkpoints/500``): not the paths on
     the machine that trained it."""
-    init_from = cfg.run.init_from
+    init_from = portable_init_from(cfg.run.init_from)
+    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=f"runs/{run_dir.name}", init_from=init_from))
+
+
+def portable_init_from(init_from: str) -> str:
+    """``init_from`` as ``portable`` writes it: an absolute path from its run's folder on,
+    under ``runs/``; any other value as it is."""
     if init_from and Path(init_from).is_absolute():
         path = Path(init_from)
         run = path.parents[1] if path.parent.name == "checkpoints" else path  # a checkpoint's run
         init_from = (Path("runs") / path.relative_to(run.parent)).as_posix()
-    return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, workdir=f"runs/{run_dir.name}", init_from=init_from))
+    return init_from
