@@ -68,6 +68,7 @@ def test_the_loss_is_the_cross_entropy_to_the_improved_policy_where_searched_and
         outcome=jnp.array([1.0, 0.0, 1.0]),
         mine_mask=jnp.zeros((3, 2, 2), bool),
         mine_label_mask=jnp.zeros((3, 2, 2), bool),
+        valid=jnp.ones(3, bool),
     )
     cfg = selfplay.SelfPlayConfig(policy_weight=1.0, move_weight=0.5, value_weight=2.0, aux_mine_weight=0.0)
     loss, metrics = selfplay_loss(params, _fake_apply, batch, cfg)

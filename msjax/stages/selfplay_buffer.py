@@ -59,7 +59,7 @@ def add_states(buffer: SearchBuffer, batch: SearchTargets, keep: jax.Array) -> S
     ``[B, ...]``) written over its oldest, in ``batch``'s order; when ``batch`` holds more than
     ``capacity`` of them, its last ``capacity``."""
     capacity = buffer.capacity
-    take = keep & (True if batch.valid is None else batch.valid)
+    take = keep & batch.valid
     num_taken = jnp.sum(take, dtype=jnp.int32)
     rank = jnp.cumsum(take, dtype=jnp.int32) - 1
     skipped = jnp.maximum(num_taken - capacity, 0)

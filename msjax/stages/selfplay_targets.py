@@ -81,7 +81,7 @@ class SearchTargets:
       obs, action_mask, action, action_weights, searched, mine_mask, mine_label_mask: as in
         ``SelfPlayStep``; outcome: float32[B], the value target (1 won, 0 lost, or the value
         head's estimate at the rollout's end for a game still in play); valid: bool[B], the
-        state is one to learn from (False: an empty slot of the buffer), or None: all are.
+        state is one to learn from (False: an empty slot of the buffer).
     """
 
     obs: jax.Array
@@ -92,7 +92,7 @@ class SearchTargets:
     outcome: jax.Array
     mine_mask: jax.Array
     mine_label_mask: jax.Array
-    valid: jax.Array | None = None
+    valid: jax.Array
 
 
 def outcomes(won: jax.Array, done: jax.Array, last_value: jax.Array) -> jax.Array:
@@ -130,11 +130,6 @@ def search_targets(rollout: SelfPlayStep, last_value: jax.Array) -> SearchTarget
     )
 
 
-def learned_states(batch: SearchTargets) -> jax.Array:
-    """bool[B]: the states of ``batch`` to learn from (``valid``, or all where it is None)."""
-    return jnp.ones(batch.searched.shape, bool) if batch.valid is None else batch.valid
-
-
 # ----------------------------------------------------------------------------- the loss
 
 
@@ -152,7 +147,7 @@ class SelfPlayTotals:
 
 def selfplay_totals(batch: SearchTargets) -> SelfPlayTotals:
     """``SelfPlayTotals`` of ``batch``'s valid states (leaves ``[B, ...]``)."""
-    valid = learned_states(batch)
+    valid = batch.valid
     num_searched = jnp.sum(batch.searched & valid, dtype=jnp.float32)
     num_states = jnp.sum(valid, dtype=jnp.float32)
     return SelfPlayTotals(
@@ -188,7 +183,7 @@ def selfplay_loss(
     masked = masked_logits(logits, batch.action_mask)
     cross_entropy = -jnp.sum(batch.action_weights * jax.nn.log_softmax(masked, axis=-1), axis=-1)
     target_entropy = -jnp.sum(jax.scipy.special.xlogy(batch.action_weights, batch.action_weights), axis=-1)
-    valid = learned_states(batch)
+    valid = batch.valid
     searched, moves = batch.searched & valid, ~batch.searched & valid
     changed = searched & (jnp.argmax(masked, axis=-1) != batch.action)
     mine_labels = batch.mine_label_mask & valid[:, None, None]
