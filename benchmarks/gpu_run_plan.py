@@ -7,7 +7,9 @@ that fit the run in a budget of seconds: the updates of each stage (imitation ge
 still decays over its own updates, and each count is a whole number of chunks, so no
 shorter last chunk compiles again), the updates per chunk (at most ``CHUNK_S`` of work:
 the guard's stop waits for the chunk in flight), the evaluation cadence
-(``EVALS_PER_STAGE`` over the first stage) and the final evaluation's games; and when the
+(``EVALS_PER_STAGE`` over the first stage; checkpoints with the evaluations only, since a
+config's own cadence, set for its full length, would add saves the plan does not count)
+and the final evaluation's games; and when the
 guard must stop training so that what follows still fits (``Plan.stop_at_s``).
 
 The seconds: each stage's env steps/s and compile time on an H100 (``H100_RATES``, from
@@ -166,6 +168,7 @@ def plan_run(
     overrides = [spec.setting("num_updates") + f"={updates[spec.name]}" for spec in specs]
     overrides += [
         f"run.chunk_updates={chunk}", f"run.eval_every_updates={eval_every}",
+        f"run.checkpoint_every_updates={eval_every}",
         f"run.final_eval_episodes={eval_games}", "run.tensorboard=false",
     ]  # fmt: skip
     estimate = {

@@ -106,8 +106,8 @@ def test_the_plan_sizes_a_run_by_its_arithmetic(tmp_path):
     sized = plan(str(config_file(tmp_path, TINY)), "--budget-s", "300", "--eval-games", str(EVAL_GAMES),
                  "--ppo-steps-per-s", "128")
     names = [override.split("=")[0] for override in sized["overrides"]]
-    assert names == ["ppo.num_updates", "run.chunk_updates", "run.eval_every_updates", "run.final_eval_episodes",
-                     "run.tensorboard"]
+    assert names == ["ppo.num_updates", "run.chunk_updates", "run.eval_every_updates", "run.checkpoint_every_updates",
+                     "run.final_eval_episodes", "run.tensorboard"]
     assert "run.chunk_updates=10" in sized["overrides"] and f"run.final_eval_episodes={EVAL_GAMES}" in sized["overrides"]
     assert sized["stop_at_s"] == pytest.approx(300 - 60.7)
 
@@ -121,6 +121,8 @@ def test_the_shipped_configs_are_sized_to_finish_before_the_guard_stops_them(nam
     assert changed <= {override.split("=")[0] for override in sized_plan["overrides"]}  # the recipe is kept
     assert sized.imitation.num_updates % sized.run.chunk_updates == 0  # no second compile for a short chunk
     assert sized.ppo.num_updates % sized.run.chunk_updates == 0
+    saves = sum(-(-updates // sized.run.checkpoint_every_updates) for updates in sized_plan["updates"].values())
+    assert saves <= 10  # with the evaluations: the config's own cadence is set for its full length
     assert sized_plan["startup_s"] + sized_plan["compile_s"] + sized_plan["updates_and_evals_s"] < sized_plan["stop_at_s"]
 
 
