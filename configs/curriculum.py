@@ -31,10 +31,12 @@ def get_config() -> ExperimentConfig:
     cfg = apply_overrides(
         load_config("expert"),
         [
+            "imitation.steps_per_update=16",  # its 8x8 warm-up: beginner.py's 16 moves an update
             "imitation.num_updates=2000",
             "imitation.microbatch_size=4096",
             "ppo.num_updates=8000",
             "run.eval_every_updates=100",
+            "run.checkpoint_every_updates=250",
             "run.eval_episodes=2000",
             "run.eval_batch_size=2000",
             "run.workdir=runs/curriculum",
