@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def chain_cost(runs: list[Path]) -> tuple[float, float]:
 
 
 def saved_row(saved: list[dict[str, np.ndarray]], run: Path) -> np.ndarray | None:
-    """bool[games]: the first row of the files ``saved`` (``msjax.evaluate.paired.load_saved``
+    """bool[games]: the first row of the files ``saved`` (``msjax.evaluate.paired.saved_games``
     each) whose name is ``run``'s path (resolved), or None."""
     for rows in saved:
         for name, wins in zip(rows["rows"], rows["wins"]):
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     from msjax import env as ms_env
     from msjax import viz
     from msjax.env import board_config
-    from msjax.evaluate.paired import agent_wins, boards_played, check_same_boards, load_saved
+    from msjax.evaluate.paired import agent_wins, boards_played, saved_games, unrecorded_warning
     from msjax.run import agents as agents_lib
     from msjax.stats import paired_difference, wilson_interval
 
@@ -132,17 +133,15 @@ def main(argv: list[str] | None = None) -> None:
     except (OSError, ValueError) as error:
         parser.error(str(error))
     board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))
-    saved = []
+    boards, saved = boards_played(env_cfg, args.seed), []
     for path in args.saved:
         try:
-            rows = load_saved(path, ("wins", "rows"))
-            check_same_boards(rows, boards_played(env_cfg, args.seed))
+            rows, unrecorded = saved_games(path, args.games, boards)
         except ValueError as error:
             parser.error(f"--saved {path}: {error}")
-        if rows["wins"].shape[1] < args.games:
-            parser.error(f"--saved {path}: the file holds {rows['wins'].shape[1]} games per row, "
-                         f"fewer than --games {args.games}")
-        saved.append({**rows, "wins": rows["wins"][:, :args.games]})  # game i is the same board for any count
+        if unrecorded:
+            print(unrecorded_warning(f"--saved {path}", unrecorded, boards), file=sys.stderr)
+        saved.append(rows)
 
     device, points, outcomes = device_name(), [], []
     for (label, runs), (env_steps, wall_s) in zip(chains, costs):

@@ -10,7 +10,8 @@ from tiny_runs import TINY, saved_run
 from msjax.cli import paired as paired_cli
 from msjax.env import EnvConfig
 from msjax.evaluate.paired import (
-    boards_played, check_same_boards, load_saved, paired_row, save_rows, saved_outcomes, unrecorded_warning,
+    boards_played, check_same_boards, load_saved, paired_row, save_rows, saved_games, saved_outcomes,
+    unrecorded_warning,
 )
 
 WINS = np.array([[True, False, True, True], [False, False, True, False]])
@@ -28,6 +29,14 @@ def test_a_saved_row_by_name_or_index_cut_to_the_games(tmp_path):
     name, wins, unrecorded = saved_outcomes(f"{path}:runs/b", games=3, this_run=RUN)
     assert name == "runs/b (saved)" and wins.tolist() == [False, False, True] and unrecorded == []
     assert saved_outcomes(f"{path}:0", games=4, this_run=RUN)[1].tolist() == WINS[0].tolist()
+
+
+def test_a_saved_file_s_rows_are_read_whole_cut_to_the_games(tmp_path):
+    saved, unrecorded = saved_games(saved_file(tmp_path), games=3, this_run=RUN)
+    assert saved["wins"].tolist() == WINS[:, :3].tolist() and saved["rows"].tolist() == ["runs/a", "runs/b"]
+    assert unrecorded == []
+    with pytest.raises(ValueError, match=r"^the file holds 4 games per row, fewer than --games 5$"):
+        saved_games(saved_file(tmp_path), games=5, this_run=RUN)
 
 
 @pytest.mark.parametrize(

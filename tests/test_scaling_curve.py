@@ -55,23 +55,30 @@ def test_bad_arguments_are_refused(tmp_path, flag):
     assert done.returncode == 2 and "error:" in done.stderr, done.stderr[-3000:]
 
 
-def test_saved_rows_of_fewer_games_are_refused(tmp_path):
+def one_saved_chain(tmp_path, wins: list[bool], **boards) -> tuple[Path, subprocess.CompletedProcess]:
+    """``(the file, the finished command)``: one one-run chain, its row ``wins`` saved with
+    ``boards`` (board, seed, rule), paired at ``--games 4 --seed 2``."""
     run = saved_run(tmp_path / "run", steps=(1,))
     write_metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
     saved = tmp_path / "rows.npz"
-    np.savez(saved, wins=np.ones((1, 3), bool), rows=np.array([str(run)]), board="4x4x2", seed=2, rule="opening")
-    done = scaling_curve("--chain", f"1x={run}", "--games", "4", "--seed", "2", "--saved", str(saved),
-                         "-o", str(tmp_path / "c.png"))
+    np.savez(saved, wins=np.array([wins]), rows=np.array([str(run)]), **boards)
+    return saved, scaling_curve("--chain", f"1x={run}", "--games", "4", "--seed", "2", "--saved", str(saved),
+                                "-o", str(tmp_path / "c.png"))
+
+
+@pytest.mark.parametrize(
+    ("games", "seed", "message"),
+    [(3, 2, "the file holds 3 games per row, fewer than --games 4"),
+     (4, 9, "its seed 9, this run's 2 (other boards)")],
+)
+def test_saved_rows_of_fewer_games_or_other_boards_are_refused(tmp_path, games, seed, message):
+    saved, done = one_saved_chain(tmp_path, [True] * games, board="4x4x2", seed=seed, rule="opening")
     assert done.returncode == 2, done.stderr[-3000:]
-    assert done.stderr.strip().splitlines()[-1].endswith(
-        f"error: --saved {saved}: the file holds 3 games per row, fewer than --games 4")
+    assert done.stderr.strip().splitlines()[-1].endswith(f"error: --saved {saved}: {message}")
 
 
-def test_saved_rows_of_other_boards_are_refused(tmp_path):
-    run = saved_run(tmp_path / "run", steps=(1,))
-    write_metrics(run, [{"kind": "train", "update": 1, "env_steps": 10, "wall_s": 5.0}])
-    saved = tmp_path / "rows.npz"
-    np.savez(saved, wins=np.ones((1, 4), bool), rows=np.array([str(run)]), board="4x4x2", seed=9, rule="opening")
-    done = scaling_curve("--chain", f"1x={run}", "--games", "4", "--seed", "2", "--saved", str(saved),
-                         "-o", str(tmp_path / "c.png"))
-    assert done.returncode == 2 and "seed" in done.stderr.strip().splitlines()[-1], done.stderr[-3000:]
+def test_an_older_saved_file_without_its_board_and_rule_is_used_with_a_warning(tmp_path):
+    saved, done = one_saved_chain(tmp_path, [True, False, True, True], seed=2)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"warning: --saved {saved} records no board, rule" in done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["win_rate"] == pytest.approx(0.75)
