@@ -2,16 +2,18 @@
 updates, on the same boards, against the whole chain's env steps and wall seconds.
 
 Each ``--chain LABEL=RUN,RUN,...`` is one point: the chain's runs, first stage first (each
-warm-started from the one before); the point's agent is the last run's (its final
-checkpoint), its cost the sum of every run's env steps and wall seconds (``metrics.jsonl``'s
-last row, the final evaluation included). Every point plays the same ``--games`` boards of
-``--board`` greedily with its own first click (``msjax.evaluate.paired.agent_wins``), so the
-points are paired: each is also given as a difference to the first with its 95% interval.
+warm-started from the one before); a label ``SERIES/POINT`` puts the point on the line of
+``SERIES`` (several recipes' curves in one figure), a label without ``/`` on the unnamed line.
+The point's agent is the last run's (its final checkpoint), its cost the sum of every run's
+env steps and wall seconds (``metrics.jsonl``'s last row, the final evaluation included).
+Every point plays the same ``--games`` boards of ``--board`` greedily with its own first
+click (``msjax.evaluate.paired.agent_wins``), so the points are paired: each is also given as
+a difference to the first with its 95% interval.
 ``--saved FILE.npz`` (repeatable) reuses rows that ``msjax paired --save`` wrote on the same
-boards (a row whose name is the last run's path) instead of playing them again. ``--level NAME=WIN``
-draws a horizontal line (a teacher's or a solver's win rate on the board, measured
-elsewhere) and ``--peer NAME=WIN@STEPS`` marks another system's published point on the
-env-steps panel.
+boards (a row whose name is the last run's path, its first ``--games`` games) instead of
+playing them again. ``--level NAME=WIN`` draws a horizontal line (a teacher's or a solver's
+win rate on the board, measured elsewhere) and ``--peer NAME=WIN@STEPS`` marks another
+system's published point on the env-steps panel.
 
     python -m benchmarks.scaling_curve \\
         --chain 1x=runs/small_recycled,runs/intermediate_cpu \\
@@ -21,14 +23,15 @@ env-steps panel.
         --level "rule solver=0.8733" --level "search player=0.8914" \\
         --peer "PPO, residual CNN=0.872@32.8e6" -o benchmarks/figures/scaling_16x16.png
 
-Output: a table, one JSON line per point, and the PNG (``msjax.viz.plot_compute_curve``,
-env steps on a log axis).
+Output: a table, one JSON line per point (its ``series``: null without one), and the PNG
+(``msjax.viz.plot_compute_curve``, env steps on a log axis, one line per series).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -44,6 +47,13 @@ def labelled(text: str) -> tuple[str, str]:
     if not sep or not label or not value:
         raise argparse.ArgumentTypeError(f"{text!r} must be LABEL=VALUE")
     return label, value
+
+
+def label_series(label: str) -> str | None:
+    """The series of a point labelled ``SERIES/POINT`` (the text before the first ``/``),
+    or None for a label without ``/``."""
+    series, sep, _ = label.partition("/")
+    return series if sep else None
 
 
 def chain_cost(runs: list[Path]) -> tuple[float, float]:
@@ -67,7 +77,7 @@ def chain_cost(runs: list[Path]) -> tuple[float, float]:
 
 
 def saved_row(saved: list[dict[str, np.ndarray]], run: Path) -> np.ndarray | None:
-    """bool[games]: the first row of the files ``saved`` (``msjax.evaluate.paired.load_saved``
+    """bool[games]: the first row of the files ``saved`` (``msjax.evaluate.paired.saved_games``
     each) whose name is ``run``'s path (resolved), or None."""
     for rows in saved:
         for name, wins in zip(rows["rows"], rows["wins"]):
@@ -89,7 +99,8 @@ def peer_point(text: str) -> tuple[str, float, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chain", action="append", type=labelled, required=True, metavar="LABEL=RUN,RUN",
-                        help="one point: a chain's runs, first stage first (repeatable; the first is the baseline)")
+                        help="one point: a chain's runs, first stage first (repeatable; the first is the baseline; "
+                             "LABEL as SERIES/POINT: one line per series)")
     parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: the first point's)")
     parser.add_argument("--games", type=cli_args.at_least_two, default=2000, help="boards, each played by every point")
     parser.add_argument("--seed", type=cli_args.seed, default=7, help="picks the boards")
@@ -106,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     from msjax import env as ms_env
     from msjax import viz
     from msjax.env import board_config
-    from msjax.evaluate.paired import agent_wins, boards_played, check_same_boards, load_saved
+    from msjax.evaluate.paired import agent_wins, boards_played, saved_games, unrecorded_warning
     from msjax.run import agents as agents_lib
     from msjax.stats import paired_difference, wilson_interval
 
@@ -122,15 +133,14 @@ def main(argv: list[str] | None = None) -> None:
     except (OSError, ValueError) as error:
         parser.error(str(error))
     board = ms_env.board_name(ms_env.board_spec(env_cfg.H, env_cfg.W, env_cfg.mine_count))
-    saved = []
+    boards, saved = boards_played(env_cfg, args.seed), []
     for path in args.saved:
         try:
-            rows = load_saved(path, ("wins", "rows"))
-            check_same_boards(rows, boards_played(env_cfg, args.seed))
+            rows, unrecorded = saved_games(path, args.games, boards)
         except ValueError as error:
             parser.error(f"--saved {path}: {error}")
-        if rows["wins"].shape[1] != args.games:
-            parser.error(f"--saved {path}: {rows['wins'].shape[1]} boards, --games {args.games}")
+        if unrecorded:
+            print(unrecorded_warning(f"--saved {path}", unrecorded, boards), file=sys.stderr)
         saved.append(rows)
 
     device, points, outcomes = device_name(), [], []
@@ -142,8 +152,8 @@ def main(argv: list[str] | None = None) -> None:
         outcomes.append(won)
         low, high = wilson_interval(int(won.sum()), won.size)
         difference, (d_low, d_high) = paired_difference(outcomes[0], won)
-        point = {"bench": "scaling_curve", "label": label, "agent": str(runs[-1]), "board": board, "seed": args.seed,
-                 "games": args.games, "win_rate": float(won.mean()), "ci": [low, high],
+        point = {"bench": "scaling_curve", "label": label, "series": label_series(label), "agent": str(runs[-1]),
+                 "board": board, "seed": args.seed, "games": args.games, "win_rate": float(won.mean()), "ci": [low, high],
                  "vs_first": [difference, d_low, d_high], "env_steps": env_steps, "wall_s": wall_s,
                  "seconds": time.perf_counter() - began, "device": device}
         points.append(point)
@@ -153,13 +163,14 @@ def main(argv: list[str] | None = None) -> None:
         steps=[p["env_steps"] for p in points], wall=[p["wall_s"] for p in points],
         win=[p["win_rate"] for p in points], low=[p["ci"][0] for p in points], high=[p["ci"][1] for p in points],
         path=args.out, title=f"{board}: the recipe's final agents against the chain's compute",
-        levels=levels, peers=args.peer, log_steps=True)
-    print(f"{'point':10} {'env steps':>10} {'wall s':>8} {'win %':>7} {'95% CI':>16} {'vs first, paired':>24}")
+        levels=levels, peers=args.peer, log_steps=True,
+        series=[p["series"] for p in points] if any(p["series"] is not None for p in points) else None)
+    print(f"{'point':16} {'env steps':>10} {'wall s':>8} {'win %':>7} {'95% CI':>16} {'vs first, paired':>24}")
     for p in points:
         ci = f"[{100 * p['ci'][0]:.2f}, {100 * p['ci'][1]:.2f}]"
         d, lo, hi = (100 * v for v in p["vs_first"])
         vs = f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-        print(f"{p['label'][:10]:10} {p['env_steps']:>10.3g} {p['wall_s']:>8.0f} {100 * p['win_rate']:>7.2f} {ci:>16} {vs:>24}")
+        print(f"{p['label'][:16]:16} {p['env_steps']:>10.3g} {p['wall_s']:>8.0f} {100 * p['win_rate']:>7.2f} {ci:>16} {vs:>24}")
     print(path)
 
 

@@ -10,7 +10,8 @@ from tiny_runs import TINY, saved_run
 from msjax.cli import paired as paired_cli
 from msjax.env import EnvConfig
 from msjax.evaluate.paired import (
-    boards_played, check_same_boards, load_saved, paired_row, save_rows, saved_outcomes, unrecorded_warning,
+    boards_played, check_same_boards, load_saved, paired_row, save_rows, saved_games, saved_outcomes,
+    unrecorded_warning,
 )
 
 WINS = np.array([[True, False, True, True], [False, False, True, False]])
@@ -28,6 +29,14 @@ def test_a_saved_row_by_name_or_index_cut_to_the_games(tmp_path):
     name, wins, unrecorded = saved_outcomes(f"{path}:runs/b", games=3, this_run=RUN)
     assert name == "runs/b (saved)" and wins.tolist() == [False, False, True] and unrecorded == []
     assert saved_outcomes(f"{path}:0", games=4, this_run=RUN)[1].tolist() == WINS[0].tolist()
+
+
+def test_a_saved_file_s_rows_are_read_whole_cut_to_the_games(tmp_path):
+    saved, unrecorded = saved_games(saved_file(tmp_path), games=3, this_run=RUN)
+    assert saved["wins"].tolist() == WINS[:, :3].tolist() and saved["rows"].tolist() == ["runs/a", "runs/b"]
+    assert unrecorded == []
+    with pytest.raises(ValueError, match=r"^the file holds 4 games per row, fewer than --games 5$"):
+        saved_games(saved_file(tmp_path), games=5, this_run=RUN)
 
 
 @pytest.mark.parametrize(
@@ -172,6 +181,35 @@ def test_a_saved_row_alone_is_a_baseline_for_the_solver_and_no_row_at_all_is_ref
     with pytest.raises(SystemExit):
         paired_cli.main(["--solver", "rules", "--games", "4"])
     assert "as the baseline" in capsys.readouterr().err
+
+
+def test_rows_of_several_saved_files_are_paired_with_the_first_without_playing(tmp_path, capsys):
+    run = str(saved_run(tmp_path / "run"))  # a 4x4x2 agent
+    first, second = str(tmp_path / "a.npz"), str(tmp_path / "b.npz")
+    paired_cli.main([run, "--games", "8", "--batch", "4", "--seed", "3", "--save", first])
+    paired_cli.main(["--against", f"{first}:0", "--solver", "exact", "--games", "8", "--batch", "4", "--seed", "3",
+                     "--save", second])
+    capsys.readouterr()
+    paired_cli.main(["--against", f"{first}:0", "--against", f"{second}:1", "--games", "6", "--seed", "3"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    with np.load(first) as kept_a, np.load(second) as kept_b:
+        baseline, exact = kept_a["wins"][0, :6], kept_b["wins"][1, :6]  # both files cut to --games
+    assert [row["agent"] for row in rows] == [f"{run} (saved)", "solver exact (saved)"]
+    assert [row["board"] for row in rows] == ["4x4x2", "4x4x2"] and all(row["games"] == 6 for row in rows)
+    assert [row["win_rate"] for row in rows] == pytest.approx([baseline.mean(), exact.mean()])
+    assert rows[1]["vs_first"] == pytest.approx(exact.mean() - baseline.mean())
+    assert rows[1]["won_by_first_only"] == int(np.sum(baseline & ~exact))
+    assert rows[1]["won_by_this_only"] == int(np.sum(~baseline & exact))
+
+
+def test_a_later_against_saved_on_another_seed_is_refused_naming_its_file(tmp_path, capsys):
+    other = tmp_path / "other_seed.npz"
+    np.savez(other, wins=WINS, rows=np.array(["runs/a", "runs/b"]), **{**RUN, "seed": 8})
+    with pytest.raises(SystemExit):
+        paired_cli.main(["--against", f"{saved_file(tmp_path)}:0", "--against", f"{other}:1", "--games", "4",
+                         "--seed", "7"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"python -m msjax paired: error: --against {other}:1: its seed 8, this run's 7 (other boards)"
 
 
 def test_the_same_boards_check_names_every_key_that_differs_and_the_ones_not_recorded(tmp_path):

@@ -203,6 +203,15 @@ def test_win_rate_vs_compute_needs_evaluations(tmp_path):
         viz.plot_win_rate_vs_compute(tmp_path)
 
 
+def test_a_compute_curve_draws_one_line_per_series_and_needs_a_series_per_point(tmp_path):
+    pytest.importorskip("matplotlib")
+    points = {"steps": [1e3, 2e3, 1.5e3], "wall": [10, 20, 15], "win": [0.5, 0.6, 0.55], "low": [0.4, 0.5, 0.45],
+              "high": [0.6, 0.7, 0.65], "title": "two recipes", "log_steps": True}
+    _assert_png(viz.plot_compute_curve(**points, path=tmp_path / "curve.png", series=["plain", "plain", "search"]))
+    with pytest.raises(ValueError, match="series names 2 points, but there are 3 win rates"):
+        viz.plot_compute_curve(**points, path=tmp_path / "bad.png", series=["plain", "search"])
+
+
 def test_training_curves_need_a_metrics_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
         viz.plot_training_curves(tmp_path)

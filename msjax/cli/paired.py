@@ -46,10 +46,13 @@ rows can be paired later. ``--against FILE.npz:ROW`` makes such a saved row (its
 its index) the baseline instead of the first agent, without playing it again (the file's
 board, seed and rule must be this run's, and one it does not record, in a file written
 before they were saved, is taken to be this run's with a warning; its first ``--games``
-boards are used; without ``--board`` the run plays the file's board, and a file that
-records none needs ``--board``):
+boards are used; without ``--board`` the run plays the first ``--against`` file's board, and
+a file that records none needs ``--board``). ``--against`` is repeatable: the rows of the
+later ones, checked the same way, follow the baseline, so that rows of several saved files
+are paired without playing anything:
 
     python -m msjax paired runs/new --games 1000 --seed 7 --against runs/pair_s7.npz:runs/old
+    python -m msjax paired --against runs/pair_s7.npz:runs/old --against runs/search_s7.npz:1 --games 1000 --seed 7
 """
 
 from __future__ import annotations
@@ -102,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="runs, checkpoints or shipped agents' names; the first is the baseline unless --against")
     parser.add_argument("--games", type=cli_args.at_least_two, default=10_000, help="boards, each played by every agent (>= 2)")
     parser.add_argument("--seed", type=cli_args.seed, default=0, help=f"picks the boards, 0..{cli_args.MAX_SEED}")
-    parser.add_argument("--board", help="beginner, intermediate, expert or HxWxM (default: --against's, else the first agent's)")
+    parser.add_argument("--board",
+                        help="beginner, intermediate, expert or HxWxM (default: the first --against's, else the first agent's)")
     parser.add_argument("--batch", type=cli_args.positive_int, default=1000, help="games stepped together")
     parser.add_argument("--lookahead", action="append", default=[], metavar="K,N,LEAF", type=cli_args.lookahead,
                         help="also each agent with this look-ahead on top (repeatable)")
@@ -114,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also the JAX rule solver (the agents' teacher), the JAX exact player or the search "
                              "player at its published settings (repeatable)")
     parser.add_argument("--save", metavar="FILE.npz", help="every row's per-board outcomes")
-    parser.add_argument("--against", metavar="FILE.npz:ROW", help="a row saved by --save as the baseline (name or index)")
+    parser.add_argument("--against", action="append", default=[], metavar="FILE.npz:ROW",
+                        help="a row saved by --save (name or index): the first is the baseline, the rest follow it "
+                             "(repeatable)")
     return parser
 
 
@@ -132,9 +138,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     board_arg = args.board
     if args.against and board_arg is None:
         try:
-            board_arg = saved_board(args.against)
+            board_arg = saved_board(args.against[0])
         except ValueError as error:
-            parser.error(f"--against {args.against}: {error}")
+            parser.error(f"--against {args.against[0]}: {error}")
     try:
         env_cfg = board_config(board_arg, False, agents[0].env_cfg if agents else None)
     except ValueError as error:
@@ -142,14 +148,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     boards = boards_played(env_cfg, args.seed)
     board = boards["board"]
     saved = []
-    if args.against:
+    for spec in args.against:
         try:
-            name, wins, unrecorded = saved_outcomes(args.against, args.games, boards)
+            name, wins, unrecorded = saved_outcomes(spec, args.games, boards)
         except ValueError as error:
-            parser.error(f"--against {args.against}: {error}")
+            parser.error(f"--against {spec}: {error}")
         if unrecorded:
-            print(unrecorded_warning(f"--against {args.against}", unrecorded, boards), file=sys.stderr)
-        saved = [(name, wins)]
+            print(unrecorded_warning(f"--against {spec}", unrecorded, boards), file=sys.stderr)
+        saved.append((name, wins))
     players = []
     for path, agent in zip(args.agents, agents):
         players.append((path, agent))

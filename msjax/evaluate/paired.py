@@ -5,8 +5,8 @@ Two win rates measured on different boards differ by their noise as well as by t
 players; played on the same boards, most games end alike and the per-board differences
 (``msjax.stats.paired_difference``) separate players whose own intervals overlap. Game
 ``i`` of a seed is the same board for every player (``evaluate.play_games``), so outcomes
-saved by one run (``save_rows``) pair with another's (``saved_outcomes``), once
-``check_same_boards`` has confirmed the board, seed and first-click rule.
+saved by one run (``save_rows``) pair with another's (``saved_games``, ``saved_outcomes``
+for one row), once ``check_same_boards`` has confirmed the board, seed and first-click rule.
 """
 
 from __future__ import annotations
@@ -125,31 +125,45 @@ def saved_board(spec: str) -> str:
     return str(saved["board"])
 
 
-def saved_outcomes(spec: str, games: int, this_run: dict) -> tuple[str, np.ndarray, list[str]]:
-    """``(name, wins bool[games], unrecorded)``: the row ``ROW`` (its name, or its index)
-    of the file ``FILE.npz`` in ``spec = "FILE.npz:ROW"``, as ``save_rows`` wrote it, cut to
-    its first ``games`` boards (game ``i`` is the same board for any count of games); the
-    file must have been played on ``this_run``'s boards (``boards_played``), and
-    ``unrecorded`` are the keys of ``this_run`` it does not record (an older file), for a
-    warning (``check_same_boards``).
+def saved_games(path: str, games: int, this_run: dict) -> tuple[dict[str, np.ndarray], list[str]]:
+    """``(saved, unrecorded)``: every array of the file ``path`` that ``save_rows`` wrote,
+    its ``wins`` (bool[rows, games]) cut to the first ``games`` boards (game ``i`` is the same
+    board for any count of games); the file must have been played on ``this_run``'s boards
+    (``boards_played``), and ``unrecorded`` are the keys of ``this_run`` it does not record
+    (an older file), for a warning (``check_same_boards``).
 
     Raises:
-      ValueError: one line: no ``:ROW``, a file that ``save_rows`` did not write, an unknown
-        row, other boards than ``this_run``'s, or fewer than ``games`` boards in the file.
+      ValueError: one line: a file that ``save_rows`` did not write (``load_saved``), other
+        boards than ``this_run``'s, or fewer than ``games`` boards in the file.
+    """
+    saved = load_saved(path, ("wins", "rows", "seed"))
+    unrecorded = check_same_boards(saved, this_run)
+    if saved["wins"].shape[1] < games:
+        raise ValueError(f"the file holds {saved['wins'].shape[1]} games per row, fewer than --games {games}")
+    return {**saved, "wins": saved["wins"][:, :games].astype(bool)}, unrecorded
+
+
+def saved_outcomes(spec: str, games: int, this_run: dict) -> tuple[str, np.ndarray, list[str]]:
+    """``(name, wins bool[games], unrecorded)``: the row ``ROW`` (its name, or its index)
+    of the file ``FILE.npz`` in ``spec = "FILE.npz:ROW"``, read by ``saved_games`` (cut to
+    its first ``games`` boards, checked to hold ``this_run``'s boards; ``unrecorded`` the
+    keys of ``this_run`` it does not record, for a warning).
+
+    Raises:
+      ValueError: one line: no ``:ROW``, an unknown row, or what ``saved_games`` refuses (a
+        file that ``save_rows`` did not write, other boards than ``this_run``'s, or fewer
+        than ``games`` boards in the file).
     """
     path, row = split_row_spec(spec)
-    saved = load_saved(path, ("wins", "rows", "seed"))
-    names, wins = [str(name) for name in saved["rows"]], saved["wins"]
+    saved, unrecorded = saved_games(path, games, this_run)
+    names = [str(name) for name in saved["rows"]]
     if row in names:
         index = names.index(row)
     elif row.isdigit() and int(row) < len(names):
         index = int(row)
     else:
         raise ValueError(f"no row {row!r}; the file holds {names}")
-    unrecorded = check_same_boards(saved, this_run)
-    if wins.shape[1] < games:
-        raise ValueError(f"the file holds {wins.shape[1]} games per row, fewer than --games {games}")
-    return f"{names[index]} (saved)", wins[index, :games].astype(bool), unrecorded
+    return f"{names[index]} (saved)", saved["wins"][index], unrecorded
 
 
 def paired_row(baseline: np.ndarray, device: np.ndarray) -> dict:

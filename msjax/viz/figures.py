@@ -7,10 +7,11 @@ so the rest of msjax does not need it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -305,6 +306,7 @@ def plot_compute_curve(
     levels: Iterable[tuple[str, float]] = (),
     peers: Iterable[tuple[str, float, float]] = (),
     log_steps: bool = False,
+    series: Sequence[str | None] | None = None,
 ) -> Path:
     """Saves a PNG of win rates (with their 95% band) against environment steps and
     against wall seconds, side by side.
@@ -324,20 +326,33 @@ def plot_compute_curve(
       peers: ``(name, env steps, win rate)`` of other systems, marked on the env-steps
         panel only (their wall seconds were spent on other machines).
       log_steps: a logarithmic env-steps axis (points spread over orders of magnitude).
+      series: str[N], each point's series: one line (and band) per series, in the order the
+        series first come, its points joined in their order; a point whose series is None
+        joins the unnamed line. None: every point on one line.
 
     Returns:
       The PNG's path.
+
+    Raises:
+      ValueError: ``series`` not one per point.
     """
     levels, peers = list(levels), list(peers)
     steps, wall = np.asarray(steps, np.float64), np.asarray(wall, np.float64)
     win, low, high = (np.asarray(v, np.float64) for v in (win, low, high))
+    if series is not None and len(series) != len(win):
+        raise ValueError(f"series names {len(series)} points, but there are {len(win)} win rates")
+    series_points = [(None, np.arange(len(win)))] if series is None else [
+        (name, np.flatnonzero([point == name for point in series])) for name in dict.fromkeys(series)]
     fig = _figure(figsize=(11, 4))
     axes = fig.subplots(1, 2, sharey=True)
     for ax, x, label, lines in zip(axes, (steps, wall), ("environment steps", "wall seconds"), starts):
         for start in lines:
             ax.axvline(start, color="gray", ls="--", lw=0.8)
-        ax.plot(x, win, "o-", ms=3, color="black", label="greedy evaluation")
-        ax.fill_between(x, low, high, color="gray", alpha=0.3, label="95% interval")
+        for line, ((name, at), (colour, band, marker)) in enumerate(zip(series_points, itertools.cycle(_SERIES_STYLES))):
+            ax.plot(x[at], win[at], f"{marker}-", ms=3, color=colour,
+                    label="greedy evaluation" if name is None else name)
+            ax.fill_between(x[at], low[at], high[at], color=band, alpha=0.3 if len(series_points) == 1 else 0.2,
+                            label="95% interval" if line == 0 else None)
         for (name, level), colour in zip(levels, _LEVEL_COLOURS):
             ax.axhline(level, color=colour, ls=":", lw=1.2, label=name)
         if ax is axes[0]:
@@ -367,6 +382,11 @@ def plot_compute_curve(
     fig.suptitle(title)
     return _save(fig, path)
 
+
+_SERIES_STYLES = (("black", "gray", "o"), ("tab:brown", "tab:brown", "s"), ("tab:cyan", "tab:cyan", "^"),
+                  ("tab:olive", "tab:olive", "D"), ("tab:pink", "tab:pink", "v"))
+"""``plot_compute_curve``'s series: line colour, band colour and marker, in the order the
+series come (then again), apart from the levels' colours and the peers' red."""
 
 _LEVEL_COLOURS = ("tab:blue", "tab:green", "tab:purple", "tab:orange")
 """The horizontal lines' colours, in the order ``plot_compute_curve``'s ``levels`` come."""
