@@ -119,8 +119,11 @@ def test_an_agent_paired_with_its_own_saved_row_differs_by_nothing(tmp_path, cap
     capsys.readouterr()
     again = str(tmp_path / "again.npz")
     paired_cli.main([run, "--games", "6", "--batch", "4", "--seed", "3", "--against", f"{saved}:{run}", "--save", again])
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [row["agent"] for row in rows] == [f"{run} (saved)", run]
+    assert f"{run} on 4x4x2" in err and "6/6 games" in err  # the player's progress; the saved row plays nothing
+    assert "(saved) on" not in err
     assert rows[1]["vs_first"] == 0.0 and rows[1]["won_by_first_only"] == rows[1]["won_by_this_only"] == 0
     with np.load(again) as kept:
         assert str(kept["board"]) == "4x4x2" and kept["wins"].shape == (2, 6)

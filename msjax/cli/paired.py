@@ -39,7 +39,8 @@ and with ``--against`` (below) no agent need be played again:
     python -m msjax paired runs/small --solver rules --solver exact --games 5000 --seed 7
     python -m msjax paired --against runs/pair_s7.npz:runs/small --solver rules --games 5000 --seed 7
 
-Output: a table, then one JSON line per agent; ``--save FILE.npz`` also keeps every row's
+Each player's games show their progress on stderr (a bar on a terminal, a line every ten
+seconds elsewhere). Output: a table, then one JSON line per agent; ``--save FILE.npz`` also keeps every row's
 per-board outcomes (``wins`` bool[rows, games], ``rows`` their names, and the ``board``,
 ``seed`` and first-click ``rule``, opening or safe, that picked the boards), so that any two
 rows can be paired later. ``--against FILE.npz:ROW`` makes such a saved row (its name, or
@@ -76,6 +77,7 @@ from msjax.evaluate.paired import (
 )
 from msjax.run import checkpoint
 from msjax.run import agents as agents_lib
+from msjax.run import log as runlog
 from msjax import search
 from msjax.solver import SolverConfig
 
@@ -177,10 +179,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         began = time.perf_counter()
         if isinstance(agent, np.ndarray):  # a saved row
             won = agent
-        elif isinstance(agent, SolverAgent):
-            won = np.asarray(play_games(agent, env_cfg, args.games, args.seed, args.batch)["won"])
         else:
-            won = agent_wins(agent, env_cfg, args.games, args.seed, args.batch)
+            with runlog.CountProgress(args.games, "games", f"{path} on {board}") as progress:
+                if isinstance(agent, SolverAgent):
+                    won = np.asarray(
+                        play_games(agent, env_cfg, args.games, args.seed, args.batch, on_batch=progress.advance)["won"]
+                    )
+                else:
+                    won = agent_wins(agent, env_cfg, args.games, args.seed, args.batch, on_batch=progress.advance)
         seconds = time.perf_counter() - began
         names.append(path)
         outcomes.append(won)

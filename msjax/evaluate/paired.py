@@ -22,12 +22,13 @@ from msjax.evaluate.games import play_games
 from msjax.stats import paired_difference, wilson_interval
 
 
-def agent_wins(agent, env_cfg, games: int, seed: int, batch: int) -> np.ndarray:
+def agent_wins(agent, env_cfg, games: int, seed: int, batch: int, on_batch=None) -> np.ndarray:
     """bool[games]: the boards of ``seed`` (``env_cfg``'s board and first-click rule) that
     ``agent`` wins, playing greedily with its own observation channels
-    (``env.with_observation_of``), ``batch`` games at a time."""
+    (``env.with_observation_of``), ``batch`` games at a time; ``on_batch(games)`` after each
+    batch, as in ``play_games``."""
     own_cfg = ms_env.with_observation_of(env_cfg, agent.env_cfg)  # its channels, the same games
-    return np.asarray(play_games(agent.for_board(own_cfg), own_cfg, games, seed, batch)["won"])
+    return np.asarray(play_games(agent.for_board(own_cfg), own_cfg, games, seed, batch, on_batch=on_batch)["won"])
 
 
 def boards_played(env_cfg, seed: int) -> dict:
