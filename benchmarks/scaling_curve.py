@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         win=[p["win_rate"] for p in points], low=[p["ci"][0] for p in points], high=[p["ci"][1] for p in points],
         path=args.out, title=f"{board}: the recipe's final agents against the chain's compute",
         levels=levels, peers=args.peer, log_steps=True,
-        series=[p["series"] for p in points] if any(p["series"] is not None for p in points) else None)
+        series=[p["series"] for p in points])  # all None: the one unnamed line
     print(f"{'point':16} {'env steps':>10} {'wall s':>8} {'win %':>7} {'95% CI':>16} {'vs first, paired':>24}")
     for p in points:
         ci = f"[{100 * p['ci'][0]:.2f}, {100 * p['ci'][1]:.2f}]"
