@@ -210,29 +210,11 @@ def test_loss_shares_sum_to_the_loss_state_by_state():
         ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),
         ({"random_first_click_share": -0.5}, "random_first_click_share"),
         ({"solver_probabilities": "loopy"}, "solver_probabilities='loopy' must be 'bp' or 'exact'"),
-        ({"play_lookahead": -1}, "play_lookahead=-1 must be an int >= 0"),
-        ({"play_lookahead": 6}, "play_lookahead=6 needs solver_probabilities='exact'"),
-        ({"play_lookahead_depth": 3}, "play_lookahead_depth=3 must be 0, 1 or 2"),
-        ({"solver_probabilities": "exact", "play_lookahead_depth": 1}, "play_lookahead_depth=1 needs play_lookahead"),
-        ({"solver_probabilities": "exact", "play_endgame_layouts": 129}, r"play_endgame_layouts=129 must be 0 \(off\)"),
-        ({"play_endgame_layouts": 8}, "play_endgame_layouts=8 needs solver_probabilities='exact'"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):
     with pytest.raises(ValueError, match=message):
         imitation.ImitationConfig(**overrides)
-
-
-def test_the_search_player_can_be_the_teacher():
-    cfg = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6, play_lookahead_depth=2,
-                                    play_endgame_layouts=8)
-    teacher = cfg.play_guess.config
-    assert (teacher.lookahead_candidates, teacher.lookahead_score, teacher.lookahead_depth) == (6, "survival", 2)
-    assert teacher.lookahead_tolerance == imitation.SURVIVAL_TOLERANCE and teacher.endgame_layouts == 8
-    assert cfg.play_solver.probabilities == "exact"
-    assert imitation.ImitationConfig(solver_probabilities="exact").play_guess is None  # the rule solver's own guess
-    progress = imitation.ImitationConfig(solver_probabilities="exact", play_lookahead=6).play_search
-    assert (progress.lookahead_score, progress.lookahead_tolerance) == ("progress", 0.0)
 
 
 @pytest.mark.parametrize("carry_beliefs", [False, True])

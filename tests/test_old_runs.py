@@ -71,6 +71,9 @@ REMOVED_OPTIONS = (  # (section, field, its former default, a value a run could 
     ("imitation", "optimizer", "adamw", "muon"),
     ("model", "global_pool_after", [], [2, 4]),
     ("env", "obs_density", False, True),
+    ("imitation", "play_lookahead", 0, 6),
+    ("imitation", "play_lookahead_depth", 0, 1),
+    ("imitation", "play_endgame_layouts", 0, 8),
 )
 
 

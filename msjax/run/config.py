@@ -208,6 +208,7 @@ class Renamed:
 
 _MINE_COUNT_PAGE = "docs/experiments/031-the-mine-count-in-the-observation-and-global-pooling.md"
 _EXACT_TARGETS_PAGE = "docs/experiments/075-exact-targets-and-training-time-symmetries-in-the-imitation.md"
+_SEARCH_TEACHER_PAGE = "docs/experiments/093-the-16x16-recipe-s-scaling-curve-and-the-search-player-as-its-teacher.md"
 
 OLD_FIELDS: dict[tuple[str, str], Retired | Renamed] = {
     ("imitation", "pass_mine_weight"): Retired(0.0, "docs/experiments/025-count-planes-in-the-observation.md"),
@@ -219,6 +220,9 @@ OLD_FIELDS: dict[tuple[str, str], Retired | Renamed] = {
     ("env", "obs_density"): Retired(False, _MINE_COUNT_PAGE),
     ("model", "global_pool_after"): Retired((), _MINE_COUNT_PAGE),
     ("imitation", "solver_moves_per_label"): Retired(1, "docs/experiments/058-a-deeper-network-six-layers.md"),
+    ("imitation", "play_lookahead"): Retired(0, _SEARCH_TEACHER_PAGE),
+    ("imitation", "play_lookahead_depth"): Retired(0, _SEARCH_TEACHER_PAGE),
+    ("imitation", "play_endgame_layouts"): Retired(0, _SEARCH_TEACHER_PAGE),
     ("ppo", "total_updates"): Renamed("num_updates"),
     ("ppo", "steps_per_env"): Renamed("steps_per_update"),
 }

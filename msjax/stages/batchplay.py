@@ -46,17 +46,15 @@ def step_games(
     return step(env_states, actions, per_game(board_weights, env_states.done.shape[0]))
 
 
-def _solver_moves(env_cfg, solver_cfg, guess, env_states, keys):
-    return solver.batch_solver_action(env_states, keys, env_cfg, solver_cfg, guess=guess)
+def _solver_moves(env_cfg, solver_cfg, env_states, keys):
+    return solver.batch_solver_action(env_states, keys, env_cfg, solver_cfg)
 
 
 def solver_moves(
-    env_states: ms_env.EnvState, keys: jax.Array, env_cfg: ms_env.EnvConfig, solver_cfg: solver.SolverConfig,
-    guess: solver.Guess | None = None,
+    env_states: ms_env.EnvState, keys: jax.Array, env_cfg: ms_env.EnvConfig, solver_cfg: solver.SolverConfig
 ) -> Any:
-    """``solver.batch_solver_action`` of ``N`` games (``keys``: one per game), per device,
-    guessing with ``guess`` (a ``solver.Guess`` without arrays; None: the rule solver's)."""
-    return distributed.per_device(functools.partial(_solver_moves, env_cfg, solver_cfg, guess))(env_states, keys)
+    """``solver.batch_solver_action`` of ``N`` games (``keys``: one per game), per device."""
+    return distributed.per_device(functools.partial(_solver_moves, env_cfg, solver_cfg))(env_states, keys)
 
 
 def _forced_moves(env_cfg, solver_cfg, env_states):

@@ -48,7 +48,7 @@ from msjax import losses, models, optimizers
 from msjax.losses import Labelled
 from msjax.models import masked_logits
 from msjax.stages import batchplay
-from msjax.stages.imitation_config import SURVIVAL_TOLERANCE, ImitationConfig  # noqa: F401 (exported)
+from msjax.stages.imitation_config import ImitationConfig  # noqa: F401 (exported)
 from msjax.stages.spec import StageSpec
 
 ChunkFn = Callable[["ImitationState"], tuple["ImitationState", dict[str, jax.Array]]]
@@ -155,7 +155,7 @@ def label_states(
     env_states, key = batchplay.random_first_clicks(env_states, key, share, env_cfg)
     key, solver_key, learner_key = jax.random.split(key, 3)
     keys = jax.random.split(solver_key, num_games)
-    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver, il_cfg.play_guess)
+    solver_action, _ = batchplay.solver_moves(env_states, keys, env_cfg, il_cfg.play_solver)
     forced = batchplay.forced_moves(env_states, env_cfg, il_cfg.label_solver)
 
     hidden = ~env_states.revealed

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from msjax import losses, search, solver
+from msjax import losses, solver
 from msjax.checks import check_fields, int_in
 from msjax.stages.spec import StageConfig, check_stage_fields
 
@@ -60,16 +60,6 @@ class ImitationConfig(StageConfig):
         (belief propagation) or ``"exact"``: the playing solver guesses on exact
         probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
         safe is a label (``msjax.solver.exact``).
-      play_lookahead: with exact probabilities, the playing solver's guesses look ahead
-        at this many candidates (``search.SearchConfig.lookahead_candidates``), >= 0:
-        the teacher is then the search player. 0: off.
-      play_lookahead_depth: 0, the lookahead breaks ties among the safest cells as
-        the reference player does (``lookahead_score="progress"``); 1 or 2, it looks
-        past the next guess at that depth (``lookahead_score="survival"``, among the cells
-        at least ``1 - SURVIVAL_TOLERANCE`` as safe as the safest). Needs ``play_lookahead``.
-      play_endgame_layouts: with exact probabilities, the playing solver solves views that
-        at most this many layouts fit over their whole game tree
-        (``search.SearchConfig.endgame_layouts``): 0 (off) or 2..128.
       share_forward: where it can (``forward_is_shared``), the learner's games play with
         the logits of the gradient step's own forward pass on their states, not a pass of
         their own: the same update, one network pass fewer (0.85 to 0.93 times the time per
@@ -88,9 +78,6 @@ class ImitationConfig(StageConfig):
     play_max_layer: int = 4
     learner_fraction: float = 0.5
     solver_probabilities: str = "bp"
-    play_lookahead: int = 0
-    play_lookahead_depth: int = 0
-    play_endgame_layouts: int = 0
     share_forward: bool = True
 
     def __post_init__(self):
@@ -133,29 +120,8 @@ class ImitationConfig(StageConfig):
 
     @property
     def play_solver(self) -> solver.SolverConfig:
-        """The rule solver that plays the solver's games (its guess: ``play_guess``)."""
+        """The rule solver that plays the solver's games."""
         return solver.SolverConfig(max_layer=self.play_max_layer, probabilities=self.solver_probabilities)
-
-    @property
-    def play_search(self) -> search.SearchConfig:
-        """The search of the playing solver's guess (``play_lookahead``, its depth, the endgame)."""
-        survival = self.play_lookahead_depth > 0
-        return search.SearchConfig(
-            lookahead_candidates=self.play_lookahead, endgame_layouts=self.play_endgame_layouts,
-            lookahead_score="survival" if survival else "progress",
-            lookahead_tolerance=SURVIVAL_TOLERANCE if survival else 0.0,
-            lookahead_depth=max(1, self.play_lookahead_depth),
-        )
-
-    @property
-    def play_guess(self) -> search.SearchGuess | None:
-        """The playing solver's ``guess`` (``search.search_guess``; None: the rule solver's own)."""
-        return search.search_guess(self.play_search, self.play_solver)
-
-
-SURVIVAL_TOLERANCE = 0.1
-"""The playing solver's survival lookahead weighs the cells at least 90% as safe as the
-safest (David Hill's "secondary safety" window)."""
 
 
 def validate_config(cfg: ImitationConfig) -> None:
@@ -174,22 +140,3 @@ def validate_config(cfg: ImitationConfig) -> None:
     )
     if cfg.solver_probabilities not in ("bp", "exact"):
         raise ValueError(f"ImitationConfig.solver_probabilities={cfg.solver_probabilities!r} must be 'bp' or 'exact'")
-    if not isinstance(cfg.play_lookahead, int) or cfg.play_lookahead < 0:
-        raise ValueError(f"ImitationConfig.play_lookahead={cfg.play_lookahead!r} must be an int >= 0")
-    if cfg.play_lookahead_depth not in (0, 1, 2):
-        raise ValueError(f"ImitationConfig.play_lookahead_depth={cfg.play_lookahead_depth!r} must be 0, 1 or 2")
-    if cfg.play_lookahead_depth and not cfg.play_lookahead:
-        raise ValueError(
-            f"ImitationConfig.play_lookahead_depth={cfg.play_lookahead_depth} needs play_lookahead >= 1 (got 0)"
-        )
-    if cfg.play_endgame_layouts and not 2 <= cfg.play_endgame_layouts <= search.MAX_ENDGAME_LAYOUTS:
-        raise ValueError(
-            f"ImitationConfig.play_endgame_layouts={cfg.play_endgame_layouts!r} must be 0 (off) or in "
-            f"[2, {search.MAX_ENDGAME_LAYOUTS}]"
-        )
-    for name in ("play_lookahead", "play_endgame_layouts"):
-        if getattr(cfg, name) and cfg.solver_probabilities != "exact":
-            raise ValueError(
-                f"ImitationConfig.{name}={getattr(cfg, name)} needs solver_probabilities='exact' "
-                f"(got {cfg.solver_probabilities!r})"
-            )
