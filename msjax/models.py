@@ -36,7 +36,6 @@ from msjax.checks import BOOL, Allowed, check_fields, ints, is_int, one_of, tupl
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 _CONV_IMPLS = ("auto", "xla", "patches")
 _BLOCK_ORDERS = ("conv_norm_relu", "conv_relu_norm")
-_NORMS = ("group", "cell", "none")
 _WIDTH = Allowed("an int >= 4 and a multiple of 4 (GroupNorm groups)", lambda width: is_int(width) and width >= 4 and width % 4 == 0)
 """A layer's channels."""
 
@@ -57,10 +56,6 @@ class ModelConfig:
         GroupNorm, and no GroupNorm after the last conv). Same parameter names; the
         seed's order has no ``GroupNorm_0`` in the last block. The default stays: the
         seed's order was not measurably better on configs/small.py (docs/experiments/042-*).
-      norm: the normalisation in every block: ``"group"`` (GroupNorm, about 8 channels a
-        group, its statistics taken over the whole board), ``"cell"`` (LayerNorm over each
-        cell's channels alone, so a cell's features depend only on its receptive field,
-        whatever the board's size or the rest of the position) or ``"none"``.
       flag_actions: when False the policy proposes reveals only: the flag logits are
         the float32 minimum (the action layout stays ``2*H*W``), so every consumer of
         the logits (PPO, evaluation, agents) plays no flags. Flags never help to win,
@@ -96,7 +91,6 @@ class ModelConfig:
     res_channels: int = 64
     value_hidden: int = 64
     block_order: str = "conv_norm_relu"
-    norm: str = "group"
     dtype: str = "float32"
     flag_actions: bool = True
     conv_impl: str = "auto"
@@ -117,7 +111,6 @@ class ModelConfig:
             (BOOL, ("flag_actions", "carry_beliefs", "remat")),
             (ints(0, 4), ("recycles",)),
             (one_of(*_BLOCK_ORDERS), ("block_order",)),
-            (one_of(*_NORMS), ("norm",)),
             (one_of(*_CONV_IMPLS), ("conv_impl",)),
             (one_of(*_DTYPES), ("dtype",)),
         ))
@@ -136,13 +129,9 @@ def _num_groups(width: int) -> int:
     return groups
 
 
-def _normalise(kind: str, width: int, dtype: jnp.dtype, x: jax.Array) -> jax.Array:
-    """``x`` ([B, H, W, width]) through the block's normalisation (``ModelConfig.norm``)."""
-    if kind == "group":
-        return nn.GroupNorm(num_groups=_num_groups(width), dtype=dtype)(x)
-    if kind == "cell":
-        return nn.LayerNorm(dtype=dtype)(x)
-    return x
+def _group_norm(width: int, dtype: jnp.dtype, x: jax.Array) -> jax.Array:
+    """``x`` ([B, H, W, width]) through GroupNorm of about 8 channels a group."""
+    return nn.GroupNorm(num_groups=_num_groups(width), dtype=dtype)(x)
 
 
 def _resolve_conv_impl(conv_impl: str) -> str:
@@ -185,22 +174,23 @@ class Conv3x3(nn.Module):
 class ConvBlock(nn.Module):
     """3x3 stride-1 conv, GroupNorm, ReLU: ``[B, H, W, *] -> [B, H, W, width]``.
 
-    ``order="conv_relu_norm"`` puts the ReLU before the normalisation, and ``norm`` picks
-    it (``ModelConfig.norm``; ``"none"`` leaves it out, as in the seed's last block).
+    ``order="conv_relu_norm"`` puts the ReLU before the GroupNorm; ``normalise=False``
+    leaves the GroupNorm out (the seed's last block).
     """
 
     width: int
     dtype: jnp.dtype
     impl: str
     order: str = "conv_norm_relu"
-    norm: str = "group"
+    normalise: bool = True
 
     @nn.compact
     def __call__(self, x):
         x = Conv3x3(self.width, self.dtype, self.impl)(x)
         if self.order == "conv_relu_norm":
             x = nn.relu(x)
-        x = _normalise(self.norm, self.width, self.dtype, x)
+        if self.normalise:
+            x = _group_norm(self.width, self.dtype, x)
         return nn.relu(x) if self.order == "conv_norm_relu" else x
 
 
@@ -210,13 +200,12 @@ class ResidualBlock(nn.Module):
     width: int
     dtype: jnp.dtype
     impl: str
-    norm: str = "group"
 
     @nn.compact
     def __call__(self, x):
-        y = ConvBlock(self.width, self.dtype, self.impl, norm=self.norm)(x)
+        y = ConvBlock(self.width, self.dtype, self.impl)(x)
         y = Conv3x3(self.width, self.dtype, self.impl)(y)
-        y = _normalise(self.norm, self.width, self.dtype, y)
+        y = _group_norm(self.width, self.dtype, y)
         return nn.relu(x + y)
 
 
@@ -247,21 +236,21 @@ class MinesweeperNet(nn.Module):
         residual_block = nn.remat(ResidualBlock) if self.cfg.remat else ResidualBlock
         if self.cfg.residual:
             res_width = self.cfg.res_channels
-            tower = [conv_block(res_width, dtype, impl, norm=self.cfg.norm, name="ConvBlock_0")]
+            tower = [conv_block(res_width, dtype, impl, name="ConvBlock_0")]
             tower += [
-                residual_block(res_width, dtype, impl, self.cfg.norm, name=f"ResidualBlock_{index}")
+                residual_block(res_width, dtype, impl, name=f"ResidualBlock_{index}")
                 for index in range(self.cfg.num_res_blocks)
             ]
         else:
             order, last = self.cfg.block_order, len(self.cfg.channels) - 1
 
-            def block_norm(index: int) -> str:
+            def normalised(index: int) -> bool:
                 # The seed's conv-ReLU-norm tower leaves its last block unnormalised.
-                return self.cfg.norm if order == "conv_norm_relu" or index < last else "none"
+                return order == "conv_norm_relu" or index < last
 
             tower = []
             for index, channels in enumerate(self.cfg.channels):
-                tower.append(conv_block(channels, dtype, impl, order, block_norm(index), name=f"ConvBlock_{index}"))
+                tower.append(conv_block(channels, dtype, impl, order, normalised(index), name=f"ConvBlock_{index}"))
         mine_head = nn.Dense(1, dtype=dtype, name="mine_head")
 
         # recycles > 0: the tower runs again on the position with the last pass's mine

@@ -127,7 +127,6 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
         ("flag_actions", 1, "flag_actions"),
         ("conv_impl", "cudnn", "conv_impl"),
         ("block_order", "norm_conv_relu", "block_order"),
-        ("norm", "batch", "norm"),
         ("recycles", 5, "recycles"),
         ("recycles", True, "recycles"),
         ("carry_beliefs", 1, "carry_beliefs"),
@@ -143,25 +142,6 @@ def test_the_seeds_block_order_has_no_groupnorm_after_the_last_conv():
     params = models.init_params(jax.random.key(0), seed_order, ms_env.EnvConfig(H=4, W=4, mine_count=2))
     blocks = [params["params"][f"ConvBlock_{i}"] for i in range(2)]
     assert ["GroupNorm_0" in block for block in blocks] == [True, False]
-
-
-@pytest.mark.parametrize("residual", [False, True])
-def test_cell_norm_keeps_each_cells_outputs_to_its_receptive_field(residual):
-    """With ``norm="cell"`` (or none) a cell's mine logit depends only on the cells its
-    convolutions reach; with GroupNorm (statistics over the whole board) a far change moves it too."""
-    env_cfg = ms_env.EnvConfig(H=9, W=9, mine_count=10)
-    obs = jax.random.uniform(jax.random.key(1), (1, ms_env.num_channels(env_cfg), 9, 9))
-    far = obs.at[:, :, 8, 8].add(5.0)  # 8 cells away from (0, 0)
-    for norm in ("cell", "none", "group"):
-        cfg = models.ModelConfig(channels=(8, 8), residual=residual, num_res_blocks=1, res_channels=8, norm=norm)
-        params = models.init_params(jax.random.key(0), cfg, env_cfg)
-        corner = [apply(cfg, params, o)[2][0, 0, 0] for o in (obs, far)]
-        if norm == "group":
-            assert abs(corner[0] - corner[1]) > 1e-4
-        else:
-            np.testing.assert_allclose(corner[0], corner[1], rtol=1e-6)
-        if norm == "cell":
-            assert "LayerNorm_0" in params["params"]["ConvBlock_0"]
 
 
 def test_recycling_reruns_the_same_tower_with_the_mine_beliefs_as_one_more_plane():

@@ -74,6 +74,7 @@ REMOVED_OPTIONS = (  # (section, field, its former default, a value a run could 
     ("imitation", "play_lookahead", 0, 6),
     ("imitation", "play_lookahead_depth", 0, 1),
     ("imitation", "play_endgame_layouts", 0, 8),
+    ("model", "norm", "group", "cell"),
 )
 
 

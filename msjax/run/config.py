@@ -223,6 +223,7 @@ OLD_FIELDS: dict[tuple[str, str], Retired | Renamed] = {
     ("imitation", "play_lookahead"): Retired(0, _SEARCH_TEACHER_PAGE),
     ("imitation", "play_lookahead_depth"): Retired(0, _SEARCH_TEACHER_PAGE),
     ("imitation", "play_endgame_layouts"): Retired(0, _SEARCH_TEACHER_PAGE),
+    ("model", "norm"): Retired("group", "docs/experiments/054-two-hypotheses-for-the-16x16-gap-ruled-out.md"),
     ("ppo", "total_updates"): Renamed("num_updates"),
     ("ppo", "steps_per_env"): Renamed("steps_per_update"),
 }
