@@ -176,9 +176,10 @@ def test_solver_search_is_the_search_player_at_its_board_s_published_settings():
 def test_a_saved_row_alone_is_a_baseline_for_the_solver_and_no_row_at_all_is_refused(tmp_path, capsys):
     run = str(saved_run(tmp_path / "run"))
     saved = str(tmp_path / "rows.npz")
-    paired_cli.main([run, "--games", "4", "--batch", "4", "--seed", "3", "--save", saved])
+    # batches of 3, as the other tests here play the solvers: their compiled games are shared
+    paired_cli.main([run, "--games", "6", "--batch", "3", "--seed", "3", "--save", saved])
     capsys.readouterr()
-    paired_cli.main(["--against", f"{saved}:0", "--solver", "rules", "--games", "4", "--seed", "3"])
+    paired_cli.main(["--against", f"{saved}:0", "--solver", "rules", "--games", "6", "--batch", "3", "--seed", "3"])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [row["agent"] for row in rows] == [f"{run} (saved)", "solver rules"] and rows[1]["board"] == "4x4x2"
     with pytest.raises(SystemExit):
@@ -189,8 +190,8 @@ def test_a_saved_row_alone_is_a_baseline_for_the_solver_and_no_row_at_all_is_ref
 def test_rows_of_several_saved_files_are_paired_with_the_first_without_playing(tmp_path, capsys):
     run = str(saved_run(tmp_path / "run"))  # a 4x4x2 agent
     first, second = str(tmp_path / "a.npz"), str(tmp_path / "b.npz")
-    paired_cli.main([run, "--games", "8", "--batch", "4", "--seed", "3", "--save", first])
-    paired_cli.main(["--against", f"{first}:0", "--solver", "exact", "--games", "8", "--batch", "4", "--seed", "3",
+    paired_cli.main([run, "--games", "9", "--batch", "3", "--seed", "3", "--save", first])
+    paired_cli.main(["--against", f"{first}:0", "--solver", "exact", "--games", "9", "--batch", "3", "--seed", "3",
                      "--save", second])
     capsys.readouterr()
     paired_cli.main(["--against", f"{first}:0", "--against", f"{second}:1", "--games", "6", "--seed", "3"])
