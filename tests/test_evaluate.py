@@ -132,12 +132,13 @@ def test_a_pytree_agent_with_new_values_does_not_recompile():
             traces.append(1)
             return ThresholdAgent.act(self, state, key)
 
-    # Start from empty jit caches: in one full-suite run (2026-11-29) the first call below
-    # found a program cached earlier in that worker and traced nothing; not reproduced alone.
-    jax.clear_caches()
     evaluate(Counting(jnp.int32(0)), CFG, episodes=16, batch_size=16)
+    first = len(traces)
     evaluate(Counting(jnp.int32(7)), CFG, episodes=16, batch_size=16)
-    assert len(traces) == 1
+    assert first <= 1 and len(traces) == first  # new values, no new trace
+    # (in one full-suite run, 2026-11-29, the first call found a program cached earlier in that
+    # worker and traced nothing: clearing every cache before it cost the worker's later tests
+    # their compiled programs, so the second call's traces are counted from the first's)
 
 
 def test_bad_arguments_are_rejected_with_the_argument_named():

@@ -196,7 +196,9 @@ def test_with_a_perfect_leaf_value_it_finds_the_optimal_click(flat_agent):
     actions, _, searched = policy(flat_agent, batch, keys, 16, leaf)
     assert np.asarray(searched).all()
     assert np.asarray(actions).tolist() == best
-    control, _, _ = policy(flat_agent, batch, keys, 16, "safe")
+    # the control in a batch of the views' size: the program of the tests below
+    tiled = jax.tree.map(lambda x: jnp.resize(x, (NUM_GAMES, *x.shape[1:])), batch)
+    control, _, _ = policy(flat_agent, tiled, jax.random.split(jax.random.key(3), NUM_GAMES), 16, "safe")
     for action, solver, least in zip(np.asarray(control), solvers, safest):
         assert mine_chances(solver.layouts)[action] == pytest.approx(least)  # the control takes the safest
 
