@@ -182,13 +182,14 @@ def test_cli_prints_a_table_and_a_json_line(capsys):
 
 
 def test_cli_shows_games_done_rate_and_time_left_on_stderr_as_it_plays(capsys):
-    status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--episodes", "64", "--seed", "1", "--calibration-games", "4"])
+    # no calibration games: their exact judge is 17 s of compile on 5x5 (the calibration's own
+    # progress line: test_viz; the CLI's calibration step: test_run_faults)
+    status = evaluate_cli.main(["--solver", "--board", "5x5x4", "--episodes", "64", "--seed", "1", "--calibration-games", "0"])
     captured = capsys.readouterr()
     assert status == 0
     lines = captured.err.splitlines()  # off a terminal: plain lines (at most one per 10 s, and the last)
     assert lines[0] == "solver on 5x5x4: 64 games in batches of 16 (the first batch also compiles the game loop)"
-    assert any(line.startswith("solver on 5x5x4: 64/64 games,") and "games/s" in line for line in lines)
-    assert lines[-1].startswith("calibration of the mine beliefs: 4/4 games,")
+    assert lines[-1].startswith("solver on 5x5x4: 64/64 games,") and "games/s" in lines[-1]
     json.loads(captured.out.strip().splitlines()[-1])  # stdout keeps the table and the JSON line alone
 
 
