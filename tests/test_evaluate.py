@@ -297,6 +297,6 @@ def test_cli_value_games_score_the_value_head_of_the_agent_under_its_search(tmp_
 
     # (a stand-in, not search.network_search itself: the search's compile alone took 45 s here)
     agent = load_agent(run)
-    cfg = ms_env.EnvConfig(H=4, W=4, mine_count=2)
-    searched = evaluate_cli.value_head_figures(Searching(agent), cfg, argparse.Namespace(value_games=6, seed=3))
+    args = argparse.Namespace(value_games=6, seed=3)
+    searched = evaluate_cli.value_head_figures(Searching(agent), agent.env_cfg, args)
     assert searched["value_positions"] > 0  # the searching player played; its agent's value head was read
