@@ -351,14 +351,15 @@ def test_micro_batches_give_the_update_of_the_whole_batch():
     # 10 to 20 s of compile)
     cfg = selfplay.SelfPlayConfig(enabled=True, num_envs=8, steps_per_update=2, simulations=2, samples=2,
                                   exact_states=64, buffer_size=32, buffer_batch=8)
-    results = []
-    for microbatch_size in (0, 4):  # 4 also divides num_envs: the bootstrap pass in micro-batches too
-        sp_cfg = dataclasses.replace(cfg, microbatch_size=microbatch_size)
-        state = selfplay.init_selfplay_state(jax.random.key(1), TRAIN_ENV, TRAIN_MODEL, sp_cfg)
-        # a first update fills the buffer, so that the second draws from it
-        state, _ = selfplay.make_selfplay_chunk(TRAIN_ENV, TRAIN_MODEL, cfg, 1)(state)
-        assert int(state.buffer.count) > 0
-        results.append(jax.device_get(selfplay.make_selfplay_chunk(TRAIN_ENV, TRAIN_MODEL, sp_cfg, 1)(state)))
+    whole_chunk = selfplay.make_selfplay_chunk(TRAIN_ENV, TRAIN_MODEL, cfg, 1)
+    # a first update fills the buffer, so that the next draws from it
+    state, _ = whole_chunk(selfplay.init_selfplay_state(jax.random.key(1), TRAIN_ENV, TRAIN_MODEL, cfg))
+    assert int(state.buffer.count) > 0
+    filled = jax.device_get(state)  # each chunk donates the state it is handed
+    results = [jax.device_get(whole_chunk(state))]
+    # 4 also divides num_envs: the bootstrap pass in micro-batches too
+    parts_chunk = selfplay.make_selfplay_chunk(TRAIN_ENV, TRAIN_MODEL, dataclasses.replace(cfg, microbatch_size=4), 1)
+    results.append(jax.device_get(parts_chunk(jax.device_put(filled))))
     (whole, whole_metrics), (parts, parts_metrics) = results
     for (path, got), want in zip(jax.tree_util.tree_leaves_with_path(parts.params), jax.tree.leaves(whole.params)):
         if "policy_head" in jax.tree_util.keystr(path) and got.shape == (1,):

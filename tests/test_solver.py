@@ -503,8 +503,10 @@ def test_config_refuses_an_option_that_another_field_switches_off(fields, messag
 
 def test_mine_probabilities_take_a_guessing_config():
     # its deduction runs at layer 3, where the guess's options mean nothing
-    searching = SolverConfig(probabilities="exact", tie_tolerance=0.01)
-    assert searching.deduction(3) == SolverConfig(max_layer=3, probabilities="exact")
+    one_pass = solver.ExactLimits(first_states=64, middle_states=0, max_states=64)  # a third of the default's compile
+    searching = SolverConfig(probabilities="exact", exact_limits=one_pass, tie_tolerance=0.01)
+    deduction = SolverConfig(max_layer=3, probabilities="exact", exact_limits=one_pass)
+    assert searching.deduction(3) == deduction
     state = position(RISKY_FRONTIER, CFG)
     estimate = solver.mine_probabilities(state, CFG, searching)
-    np.testing.assert_allclose(estimate, solver.mine_probabilities(state, CFG, SolverConfig(probabilities="exact")))
+    np.testing.assert_allclose(estimate, solver.mine_probabilities(state, CFG, deduction))
