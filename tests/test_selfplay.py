@@ -355,11 +355,11 @@ def test_micro_batches_give_the_update_of_the_whole_batch():
     # a first update fills the buffer, so that the next draws from it
     state, _ = whole_chunk(selfplay.init_selfplay_state(jax.random.key(1), TRAIN_ENV, TRAIN_MODEL, cfg))
     assert int(state.buffer.count) > 0
-    filled = jax.device_get(state)  # each chunk donates the state it is handed
+    filled = jax.tree.map(jnp.copy, state)  # each chunk donates the state it is handed
     results = [jax.device_get(whole_chunk(state))]
     # 4 also divides num_envs: the bootstrap pass in micro-batches too
     parts_chunk = selfplay.make_selfplay_chunk(TRAIN_ENV, TRAIN_MODEL, dataclasses.replace(cfg, microbatch_size=4), 1)
-    results.append(jax.device_get(parts_chunk(jax.device_put(filled))))
+    results.append(jax.device_get(parts_chunk(filled)))
     (whole, whole_metrics), (parts, parts_metrics) = results
     for (path, got), want in zip(jax.tree_util.tree_leaves_with_path(parts.params), jax.tree.leaves(whole.params)):
         if "policy_head" in jax.tree_util.keystr(path) and got.shape == (1,):

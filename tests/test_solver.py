@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from drawings import cells, must_prove, position, stack
 from test_reference import consistent_layouts as brute_force_layouts
+from test_solver_exact import ONE_PASS
 
 from msjax import env, solver
 from msjax.solver import record as solver_record
@@ -503,9 +504,9 @@ def test_config_refuses_an_option_that_another_field_switches_off(fields, messag
 
 def test_mine_probabilities_take_a_guessing_config():
     # its deduction runs at layer 3, where the guess's options mean nothing
-    one_pass = solver.ExactLimits(first_states=64, middle_states=0, max_states=64)  # a third of the default's compile
-    searching = SolverConfig(probabilities="exact", exact_limits=one_pass, tie_tolerance=0.01)
-    deduction = SolverConfig(max_layer=3, probabilities="exact", exact_limits=one_pass)
+    # one pass of the exact analysis: a third of the default three passes' compile
+    searching = SolverConfig(probabilities="exact", exact_limits=ONE_PASS, tie_tolerance=0.01)
+    deduction = SolverConfig(max_layer=3, probabilities="exact", exact_limits=ONE_PASS)
     assert searching.deduction(3) == deduction
     state = position(RISKY_FRONTIER, CFG)
     estimate = solver.mine_probabilities(state, CFG, searching)
