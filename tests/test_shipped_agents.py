@@ -120,6 +120,17 @@ def test_the_training_chain_follows_warm_starts_back_to_a_fresh_start(shelf, tmp
     assert card["compute"]["env_steps"] == 512 and card["compute"]["wall_s"] == 13.5
 
 
+def test_the_training_chain_of_a_warm_start_from_a_shipped_agent_is_that_agents_chain_then_the_run(
+    shelf, tmp_path, tiny_run
+):
+    ship(tiny_run, "tiny")
+    warm = config_lib.apply_overrides(TINY, ["run.init_from=tiny"])
+    assert ship(finished_run(tmp_path / "from_tiny", warm, wall_s=(3.0, 4.0)), "tiny") == 0  # replaces its start
+    card = shipped.card("tiny")
+    assert [(run["run"], run["init_from"]) for run in card["training"]] == [("tiny_run", ""), ("from_tiny", "tiny")]
+    assert card["compute"]["env_steps"] == 512 and card["compute"]["wall_s"] == 13.5
+
+
 def test_shipping_again_replaces_the_agent_whole(shelf, tmp_path, tiny_run):
     ship(tiny_run, "tiny")
     better = finished_run(tmp_path / "better", final_eval={**FINAL_EVAL, "win_rate": 0.5})
@@ -135,6 +146,17 @@ def test_the_evaluation_of_msjax_evaluate_can_replace_final_eval(shelf, tmp_path
     assert ship(tiny_run, "tiny", "--evaluation", str(tmp_path / "eval.txt")) == 0
     card = shipped.card("tiny")
     assert (card["win_rate"], card["games"], card["evaluation"]) == (0.3, 1000, "eval.txt")
+
+
+def test_the_last_row_of_msjax_paired_can_replace_final_eval(shelf, tmp_path, tiny_run):
+    rows = [
+        {"agent": "other", "board": "4x4x2", "seed": 7, "games": 2000, "win_rate": 0.2, "ci": [0.18, 0.22]},
+        {"agent": str(tiny_run), "board": "4x4x2", "seed": 7, "games": 2000, "win_rate": 0.4, "ci": [0.38, 0.42]},
+    ]  # fmt: skip
+    (tmp_path / "paired.txt").write_text("".join(json.dumps(row) + "\n" for row in rows) + "a table last\n")
+    assert ship(tiny_run, "tiny", "--evaluation", str(tmp_path / "paired.txt")) == 0
+    card = shipped.card("tiny")
+    assert (card["win_rate"], card["win_rate_ci95"], card["games"]) == (0.4, [0.38, 0.42], 2000)
 
 
 def test_a_standard_name_takes_only_a_run_of_its_board(shelf, tiny_run, capsys):

@@ -10,7 +10,8 @@ Usage::
 Writes ``msjax/shipped/NAME/`` (``--to`` another folder of shipped agents): the parameters
 of the checkpoint the run's final evaluation measured, its config, and its card: the win
 rate with interval and games (``final_eval.json``, or ``--evaluation``: a file holding the
-JSON line of ``python -m msjax evaluate --agent RUN --episodes N``), the chain of runs that
+JSON line of ``python -m msjax evaluate --agent RUN --episodes N``, or of ``python -m msjax
+paired RUN``: its last row), the chain of runs that
 trained it, their environment steps and wall time, the device and the dates. A name of a
 standard board takes only a run of that board. Run it in a checkout of msjax and commit
 the folder.
@@ -30,7 +31,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("run", metavar="RUN", help="the run directory (runs/NAME) whose agent ships")
     parser.add_argument("--name", required=True, help="the shipped agent's name: beginner, intermediate or expert")
     parser.add_argument("--evaluation", metavar="FILE",
-                        help="the JSON line of python -m msjax evaluate for the card (default: the run's final_eval.json)")
+                        help="a file holding the JSON line of python -m msjax evaluate, or paired's rows (the last is the run's), for the card (default: the run's final_eval.json)")
     parser.add_argument("--device", metavar="TEXT", help="what the run trained on (default: this machine's device)")
     parser.add_argument("--to", metavar="DIR", help=f"the folder of shipped agents (default: the package's, or ${shipped.SHIPPED_DIR_VARIABLE})")
     return parser.parse_args(argv)

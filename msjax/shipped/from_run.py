@@ -3,7 +3,8 @@
 The card says what the agent is (``card_of_run``): the win rate with its 95% interval and
 games (the run's ``final_eval.json``, or the JSON line of ``python -m msjax evaluate``
 given instead), the chain of runs that trained it (each run, then the one its
-``run.init_from`` warm-started from, back to a fresh start: board, stages and updates,
+``run.init_from`` warm-started from, back to a fresh start or to a shipped agent, whose
+card's chain comes first: board, stages and updates,
 environment steps, wall time, finishing date, from ``config.json`` and ``metrics.jsonl``),
 their totals, the device, and the dates of training and shipping. The parameters are
 those of the checkpoint the win rate was measured on.
@@ -95,16 +96,19 @@ def run_summary(run_dir: Path) -> dict[str, Any]:
 
 def training_chain(run_dir: Path) -> list[dict[str, Any]]:
     """``run_summary`` of ``run_dir`` and of every run it was warm-started from, first run
-    first; a warm start whose run is gone is listed by its path alone (``missing``); paths
-    as ``portable_init_from`` writes them."""
-    chain, seen, path = [], set(), run_dir
+    first; a warm start from a shipped agent (``run.init_from=intermediate``) carries on
+    with that agent's card's chain; a warm start whose run is gone is listed by its path
+    alone (``missing``); paths as ``portable_init_from`` writes them."""
+    chain, seen, path, shipped_chain = [], set(), run_dir, []
     while path is not None and path.resolve() not in seen:
         seen.add(path.resolve())
         summary = run_summary(path)
         chain.append(summary)
         source = summary["init_from"]
         path = None
-        if source:
+        if source in files.shipped_names():
+            shipped_chain = files.card(source)["training"]
+        elif source:
             try:
                 path = run_dir_of(source)
             except checkpoint_lib.CheckpointError:
@@ -113,13 +117,14 @@ def training_chain(run_dir: Path) -> list[dict[str, Any]]:
         for key in ("init_from", "path"):
             if key in summary:
                 summary[key] = portable_init_from(summary[key])
-    return chain[::-1]
+    return shipped_chain + chain[::-1]
 
 
 def evaluation_of(run_dir: Path, evaluation_file: str | Path | None, env_cfg: EnvConfig) -> dict[str, Any]:
-    """The win rate, its interval and games: from ``evaluation_file`` (the JSON line that
-    ``python -m msjax evaluate`` prints, saved to a file) when given, else the run's
-    ``final_eval.json``; ``ShippedAgentError`` when there is none or it is of another board."""
+    """The win rate, its interval and games: from ``evaluation_file`` (the last JSON line in
+    it: the one ``python -m msjax evaluate`` prints, or the last row of ``python -m msjax
+    paired``, saved to a file) when given, else the run's ``final_eval.json``;
+    ``ShippedAgentError`` when there is none or it is of another board."""
     if evaluation_file is None:
         path = run_dir / FINAL_EVAL
         if not path.is_file():
@@ -130,8 +135,10 @@ def evaluation_of(run_dir: Path, evaluation_file: str | Path | None, env_cfg: En
         path = Path(evaluation_file)
         lines = [line for line in path.read_text().splitlines() if line.strip().startswith("{")]
         if not lines:
-            raise files.ShippedAgentError(f"--evaluation {path}: holds no JSON line of python -m msjax evaluate")
+            raise files.ShippedAgentError(f"--evaluation {path}: holds no JSON line of python -m msjax evaluate or paired")
         source = json.loads(lines[-1])
+        if "games" in source:  # a row of python -m msjax paired
+            source = {**source, "episodes": source["games"], "win_rate_ci95": source.get("ci")}
         board = source.get("board")
         if board != board_of(env_cfg):
             raise files.ShippedAgentError(f"--evaluation {path}: is of board {board}, the run plays {board_of(env_cfg)}")
