@@ -1,7 +1,7 @@
 """10x10 with 20 mines (the expert density) on a 2-core CPU: the stage that ends the 16x16 chain.
 
-Derives from expert_cpu.py's recipe (intermediate_cpu.py's labels and second pass,
-learning rate 1e-3) on a 10x10x20 board, 1,200 updates, and warm-starts from
+Derives from intermediate_cpu.py (its labels and second pass) at expert_cpu.py's learning
+rate (1e-3) on a 10x10x20 board, 1,200 updates, and warm-starts from
 intermediate_cpu.py's 16x16 agent (``run.init_from=runs/intermediate_cpu``). A small
 crowded board was a cheap teacher of the crowded regions where 16x16 games are lost.
 Time: about 5 minutes alone on a 2-core CPU (289 s); the whole chain small_recycled.py ->
@@ -24,8 +24,9 @@ from msjax.run.config import ExperimentConfig, apply_overrides, load_config
 
 def get_config() -> ExperimentConfig:
     return apply_overrides(
-        load_config("expert_cpu"),  # its recipe (lr 1e-3) and its start, runs/intermediate_cpu
+        load_config("intermediate_cpu"),  # its network, labels and evaluation; its start is that run
         [
+            "imitation.lr=1e-3",  # expert_cpu.py's
             "env.H=10",
             "env.W=10",
             "env.mine_count=20",
@@ -33,5 +34,6 @@ def get_config() -> ExperimentConfig:
             "run.eval_every_updates=0",
             "run.final_eval_episodes=500",
             "run.workdir=runs/dense_cpu",
+            "run.init_from=runs/intermediate_cpu",
         ],
     )

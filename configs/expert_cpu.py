@@ -2,14 +2,12 @@
 
 Derives from intermediate_cpu.py (small.py's labels and proof term, the second pass) on
 16x30x99 and warm-starts from its 16x16 agent (``run.init_from=runs/intermediate_cpu``);
-12,000 imitation updates at half small.py's learning rate (1e-3, cosine decay over the
-stage), evaluated every 500: four times the 3,000 it had until 2026-12-06 (the 16x30
-scaling curve in the results: each doubling paid).
-Time: about 3 hours for this stage alone on a 2-core CPU (0.64 s an update, 2.1 hours, and
-its evaluations), estimated; the shipped run took 4.7 hours on a CPU shared with other jobs
-over three sessions (``--resume``). The
-shipped ``expert`` started from intermediate_cpu.py's former 1,000-update agent; the chain
-from today's 2,000-update one is not yet measured.
+48,000 imitation updates of 16 boards each (768,000 labelled states) at half small.py's
+learning rate (1e-3, cosine decay over the stage), evaluated every 12,000 on 200 games.
+Small batches pay on this board: the stage is short of gradient steps at 128 boards an
+update, and a state costs about the same at any batch on a CPU.
+Time: about 2.1 hours for this stage alone on a 2-core CPU (0.127 s an update, 1.7 hours,
+and its evaluations); the whole chain about 2.9 hours.
 Reaches: msjax's best 16x30 agent, shipped as ``expert``, still under its teacher, the rule
 solver: its figures are in docs/results/agents.md.
 
@@ -31,9 +29,11 @@ def get_config() -> ExperimentConfig:
             "env.W=30",
             "env.mine_count=99",
             "imitation.lr=1e-3",
-            "imitation.num_updates=12000",  # four times the former 3,000 (docs/results/agents.md)
-            "run.eval_every_updates=500",
+            "imitation.num_envs=16",  # an eighth of the batch, eight times the gradient steps (docs/results/agents.md)
+            "imitation.num_updates=48000",
+            "run.eval_every_updates=12000",
             "run.eval_episodes=200",
+            "run.checkpoint_every_updates=2000",
             "run.workdir=runs/expert_cpu",
             "run.init_from=runs/intermediate_cpu",
         ],

@@ -14,7 +14,7 @@ rule solver: its figures are in docs/results/agents.md.
     python -m msjax.train --config configs/small_recycled.py     # -> runs/small_recycled
     python -m msjax.train --config configs/intermediate_cpu.py   # -> runs/intermediate_cpu
 
-Then configs/dense_cpu.py (the shipped 16x16 agent) or configs/expert_cpu.py (16x30x99).
+Then configs/dense_cpu.py (10x10x20, the end of the 16x16 chain) or configs/expert_cpu.py (16x30x99).
 What each lever was worth, and the figures this docstring used to carry:
 docs/experiments/configs-history.md.
 """
