@@ -35,7 +35,6 @@ from msjax.checks import BOOL, Allowed, check_fields, ints, is_int, one_of, tupl
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 _CONV_IMPLS = ("auto", "xla", "patches")
-_BLOCK_ORDERS = ("conv_norm_relu", "conv_relu_norm")
 _WIDTH = Allowed("an int >= 4 and a multiple of 4 (GroupNorm groups)", lambda width: is_int(width) and width >= 4 and width % 4 == 0)
 """A layer's channels."""
 
@@ -51,11 +50,6 @@ class ModelConfig:
       num_res_blocks: residual blocks (residual tower only), >= 1.
       res_channels: width of the residual tower, a multiple of 4.
       value_hidden: width of the value head's hidden layer.
-      block_order: the plain tower's blocks: ``"conv_norm_relu"`` (conv, GroupNorm,
-        ReLU in every block) or ``"conv_relu_norm"`` (the seed's sketch: conv, ReLU,
-        GroupNorm, and no GroupNorm after the last conv). Same parameter names; the
-        seed's order has no ``GroupNorm_0`` in the last block. The default stays: the
-        seed's order was not measurably better on configs/small.py (docs/experiments/042-*).
       flag_actions: when False the policy proposes reveals only: the flag logits are
         the float32 minimum (the action layout stays ``2*H*W``), so every consumer of
         the logits (PPO, evaluation, agents) plays no flags. Flags never help to win,
@@ -90,7 +84,6 @@ class ModelConfig:
     num_res_blocks: int = 6
     res_channels: int = 64
     value_hidden: int = 64
-    block_order: str = "conv_norm_relu"
     dtype: str = "float32"
     flag_actions: bool = True
     conv_impl: str = "auto"
@@ -110,15 +103,9 @@ class ModelConfig:
             (_WIDTH, ("res_channels",)),
             (BOOL, ("flag_actions", "carry_beliefs", "remat")),
             (ints(0, 4), ("recycles",)),
-            (one_of(*_BLOCK_ORDERS), ("block_order",)),
             (one_of(*_CONV_IMPLS), ("conv_impl",)),
             (one_of(*_DTYPES), ("dtype",)),
         ))
-        if self.residual and self.block_order != "conv_norm_relu":
-            raise ValueError(
-                f"ModelConfig.block_order={self.block_order!r} applies to the plain tower only; "
-                "the residual tower needs 'conv_norm_relu'"
-            )
 
 
 def _num_groups(width: int) -> int:
@@ -172,26 +159,16 @@ class Conv3x3(nn.Module):
 
 
 class ConvBlock(nn.Module):
-    """3x3 stride-1 conv, GroupNorm, ReLU: ``[B, H, W, *] -> [B, H, W, width]``.
-
-    ``order="conv_relu_norm"`` puts the ReLU before the GroupNorm; ``normalise=False``
-    leaves the GroupNorm out (the seed's last block).
-    """
+    """3x3 stride-1 conv, GroupNorm, ReLU: ``[B, H, W, *] -> [B, H, W, width]``."""
 
     width: int
     dtype: jnp.dtype
     impl: str
-    order: str = "conv_norm_relu"
-    normalise: bool = True
 
     @nn.compact
     def __call__(self, x):
         x = Conv3x3(self.width, self.dtype, self.impl)(x)
-        if self.order == "conv_relu_norm":
-            x = nn.relu(x)
-        if self.normalise:
-            x = _group_norm(self.width, self.dtype, x)
-        return nn.relu(x) if self.order == "conv_norm_relu" else x
+        return nn.relu(_group_norm(self.width, self.dtype, x))
 
 
 class ResidualBlock(nn.Module):
@@ -242,15 +219,10 @@ class MinesweeperNet(nn.Module):
                 for index in range(self.cfg.num_res_blocks)
             ]
         else:
-            order, last = self.cfg.block_order, len(self.cfg.channels) - 1
-
-            def normalised(index: int) -> bool:
-                # The seed's conv-ReLU-norm tower leaves its last block unnormalised.
-                return order == "conv_norm_relu" or index < last
-
-            tower = []
-            for index, channels in enumerate(self.cfg.channels):
-                tower.append(conv_block(channels, dtype, impl, order, normalised(index), name=f"ConvBlock_{index}"))
+            tower = [
+                conv_block(channels, dtype, impl, name=f"ConvBlock_{index}")
+                for index, channels in enumerate(self.cfg.channels)
+            ]
         mine_head = nn.Dense(1, dtype=dtype, name="mine_head")
 
         # recycles > 0: the tower runs again on the position with the last pass's mine

@@ -209,7 +209,6 @@ def test_loss_shares_sum_to_the_loss_state_by_state():
         ({"learner_fraction": 1.5}, r"learner_fraction=1.5 must be in \[0, 1\]"),
         ({"num_envs": 4, "steps_per_update": 2, "microbatch_size": 3}, "microbatch_size=3 must be 0 \\(off\\)"),
         ({"random_first_click_share": -0.5}, "random_first_click_share"),
-        ({"solver_probabilities": "loopy"}, "solver_probabilities='loopy' must be 'bp' or 'exact'"),
     ],
 )
 def test_bad_imitation_configs_name_the_field(overrides, message):
@@ -265,12 +264,6 @@ def test_random_first_clicks_open_the_games_before_the_solver_or_learner_plays()
     _, _, labelled, _ = play(state.env_states, state.key, state.params, apply_fn, env_cfg, il_cfg)
     # every labelled state comes after its first click: its hidden cells carry mine labels
     assert np.asarray(labelled.mine_label_mask).any(axis=(1, 2)).all()
-
-
-def test_exact_solver_probabilities_reach_the_labelling_and_the_playing_solver():
-    il_cfg = imitation.ImitationConfig(solver_probabilities="exact", label_max_layer=3)
-    assert il_cfg.label_solver.probabilities == "exact" and il_cfg.play_solver.probabilities == "exact"
-    assert imitation.ImitationConfig().label_solver.probabilities == "bp"
 
 
 def test_the_shared_forward_pass_is_the_update_of_the_separate_one():

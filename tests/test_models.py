@@ -126,7 +126,6 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
         ("dtype", "float16", "dtype"),
         ("flag_actions", 1, "flag_actions"),
         ("conv_impl", "cudnn", "conv_impl"),
-        ("block_order", "norm_conv_relu", "block_order"),
         ("recycles", 5, "recycles"),
         ("recycles", True, "recycles"),
         ("carry_beliefs", 1, "carry_beliefs"),
@@ -135,13 +134,6 @@ def test_bfloat16_computes_in_bf16_but_keeps_float32_params_and_outputs():
 def test_bad_model_configs_name_the_field(field, value, message):
     with pytest.raises(ValueError, match=message):
         models.ModelConfig(**{field: value})
-
-
-def test_the_seeds_block_order_has_no_groupnorm_after_the_last_conv():
-    seed_order = models.ModelConfig(channels=(8, 8), value_hidden=8, block_order="conv_relu_norm")
-    params = models.init_params(jax.random.key(0), seed_order, ms_env.EnvConfig(H=4, W=4, mine_count=2))
-    blocks = [params["params"][f"ConvBlock_{i}"] for i in range(2)]
-    assert ["GroupNorm_0" in block for block in blocks] == [True, False]
 
 
 def test_recycling_reruns_the_same_tower_with_the_mine_beliefs_as_one_more_plane():

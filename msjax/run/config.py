@@ -224,6 +224,8 @@ OLD_FIELDS: dict[tuple[str, str], Retired | Renamed] = {
     ("imitation", "play_lookahead_depth"): Retired(0, _SEARCH_TEACHER_PAGE),
     ("imitation", "play_endgame_layouts"): Retired(0, _SEARCH_TEACHER_PAGE),
     ("model", "norm"): Retired("group", "docs/experiments/054-two-hypotheses-for-the-16x16-gap-ruled-out.md"),
+    ("model", "block_order"): Retired("conv_norm_relu", "docs/experiments/042-the-core-spec-s-items-on-configs-small-py.md"),
+    ("imitation", "solver_probabilities"): Retired("bp", _EXACT_TARGETS_PAGE),
     ("ppo", "total_updates"): Renamed("num_updates"),
     ("ppo", "steps_per_env"): Renamed("steps_per_update"),
 }

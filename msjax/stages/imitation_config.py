@@ -56,10 +56,6 @@ class ImitationConfig(StageConfig):
       random_first_click_share: share of new games opened at a uniformly random cell
         before anyone plays them; the rest open where their player clicks (the solver at
         ``solver.first_click``).
-      solver_probabilities: ``SolverConfig.probabilities`` of both solvers: ``"bp"``
-        (belief propagation) or ``"exact"``: the playing solver guesses on exact
-        probabilities, and with ``label_max_layer=3`` every cell the exact analysis proves
-        safe is a label (``msjax.solver.exact``).
       share_forward: where it can (``forward_is_shared``), the learner's games play with
         the logits of the gradient step's own forward pass on their states, not a pass of
         their own: the same update, one network pass fewer (0.85 to 0.93 times the time per
@@ -77,7 +73,6 @@ class ImitationConfig(StageConfig):
     label_max_layer: int = 2
     play_max_layer: int = 4
     learner_fraction: float = 0.5
-    solver_probabilities: str = "bp"
     share_forward: bool = True
 
     def __post_init__(self):
@@ -85,7 +80,7 @@ class ImitationConfig(StageConfig):
 
     @property
     def label_solver(self) -> solver.SolverConfig:
-        return solver.SolverConfig(max_layer=self.label_max_layer, probabilities=self.solver_probabilities)
+        return solver.SolverConfig(max_layer=self.label_max_layer)
 
     @property
     def num_learner_games(self) -> int:
@@ -121,7 +116,7 @@ class ImitationConfig(StageConfig):
     @property
     def play_solver(self) -> solver.SolverConfig:
         """The rule solver that plays the solver's games."""
-        return solver.SolverConfig(max_layer=self.play_max_layer, probabilities=self.solver_probabilities)
+        return solver.SolverConfig(max_layer=self.play_max_layer)
 
 
 def validate_config(cfg: ImitationConfig) -> None:
@@ -138,5 +133,3 @@ def validate_config(cfg: ImitationConfig) -> None:
     losses.check_microbatch_size(
         "ImitationConfig.microbatch_size", cfg.microbatch_size, cfg.env_steps_per_update, "num_envs*steps_per_update"
     )
-    if cfg.solver_probabilities not in ("bp", "exact"):
-        raise ValueError(f"ImitationConfig.solver_probabilities={cfg.solver_probabilities!r} must be 'bp' or 'exact'")
