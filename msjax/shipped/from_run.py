@@ -1,8 +1,8 @@
 """Shipping a run's agent: its parameters, config and card, from what the run wrote.
 
 The card says what the agent is (``card_of_run``): the win rate with its 95% interval and
-games (the run's ``final_eval.json``, or the JSON line of ``python -m msjax evaluate``
-given instead), the chain of runs that trained it (each run, then the one its
+games (the run's ``final_eval.json``, or the JSON line of ``python -m msjax evaluate`` or
+``paired`` given instead), the chain of runs that trained it (each run, then the one its
 ``run.init_from`` warm-started from, back to a fresh start or to a shipped agent, whose
 card's chain comes first: board, stages and updates,
 environment steps, wall time, finishing date, from ``config.json`` and ``metrics.jsonl``),
