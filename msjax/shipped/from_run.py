@@ -106,7 +106,7 @@ def training_chain(run_dir: Path) -> list[dict[str, Any]]:
         chain.append(summary)
         source = summary["init_from"]
         path = None
-        if source in files.shipped_names():
+        if files.is_agent_name(source):  # as run.init_from read it (agents.load_agent)
             shipped_chain = files.card(source)["training"]
         elif source:
             try:
